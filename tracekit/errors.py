@@ -1,0 +1,36 @@
+"""The documented errors of tracekit.
+
+Every error tracekit raises on purpose derives from ``TracekitError`` and says what was wrong
+and where (file, line, field), so that a person knows what to fix::
+
+    TracekitError
+     ├── TraceFormatError      a trace file that cannot be read as a whole (no header, newer format)
+     ├── CaseError             a case file that breaks the schema (file, line, field)
+     ├── ImportFormatError     a transcript an importer cannot read
+     └── ReplayMiss            a request with no matching recording
+
+Problems that only affect one line of a trace file are not raised: the reader reports them as
+``ReadProblem`` values and keeps reading.
+"""
+
+from __future__ import annotations
+
+
+class TracekitError(Exception):
+    """Base class of every error tracekit raises on purpose."""
+
+
+class TraceFormatError(TracekitError):
+    """A trace file that cannot be read at all: missing header, or a format newer than this tracekit."""
+
+
+class CaseError(TracekitError):
+    """A case file that is not valid; the message names the file, the line and the field."""
+
+
+class ImportFormatError(TracekitError):
+    """A transcript that an importer cannot read; the message names the file and the position."""
+
+
+class ReplayMiss(TracekitError):
+    """A request that matches no recording; the message names the nearest one and the difference."""

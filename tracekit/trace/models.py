@@ -1,0 +1,211 @@
+"""The canonical trace: one agent session as a header followed by records in the order they happened.
+
+Records form a pydantic discriminated union on ``kind``. Message content uses the Anthropic content
+block shape as the canonical one (``text``, ``tool_use``, ``tool_result``, ``thinking``,
+``redacted_thinking``, ``image``, ...), kept as plain dicts so that no field a provider sends is lost.
+The OpenAI provider converts to and from it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: The trace format written by this version. Readers upgrade older files through
+#: ``tracekit.trace.migrations`` and refuse newer ones.
+FORMAT_VERSION = 1
+
+Content = str | list[dict[str, Any]]
+"""Message content: a plain string, or a list of content blocks (canonical, Anthropic-shaped)."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    t: float | None = Field(default=None, description="Wall-clock time (Unix seconds) when recorded.")
+
+
+class Usage(BaseModel):
+    """Token usage of one model call, as the provider reported it (None when it did not)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    input_tokens: int | None = Field(default=None, description="Prompt tokens (not counting cache reads).")
+    output_tokens: int | None = Field(default=None, description="Generated tokens.")
+    cache_read_input_tokens: int | None = Field(default=None, description="Prompt tokens read from cache.")
+    cache_creation_input_tokens: int | None = Field(
+        default=None, description="Prompt tokens written to the cache."
+    )
+
+
+class Header(_Record):
+    """The first record of every trace file: identity, provenance and binding to a case."""
+
+    kind: Literal["header"] = "header"
+    format: int = Field(default=FORMAT_VERSION, description="Trace format version of this file.")
+    trace_id: str = Field(description="Unique id of this trace (one agent session).")
+    created: str | None = Field(default=None, description="ISO 8601 creation time.")
+    tracekit: str | None = Field(default=None, description="Version of tracekit that wrote the file.")
+    source: str | None = Field(
+        default=None,
+        description="How the trace was made: 'proxy', 'replay', 'import:tau-bench', 'run:scripted:...'.",
+    )
+    session: str | None = Field(default=None, description="The x-tracekit-session header, when given.")
+    provider: str | None = Field(default=None, description="'anthropic' or 'openai' when known.")
+    model: str | None = Field(default=None, description="Model name of the first model call, when known.")
+    case_id: str | None = Field(default=None, description="Id of the case this trace runs, if any.")
+    group: str | None = Field(default=None, description="Skill A/B group ('A' or 'B'), if any.")
+    repeat: int | None = Field(default=None, description="Repeat index (0-based) within a run, if any.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form metadata (importer fields).")
+
+
+class SystemMessage(_Record):
+    """The system prompt in effect from this point on."""
+
+    kind: Literal["system_message"] = "system_message"
+    content: Content = Field(description="The system prompt (string or text blocks).")
+
+
+class UserMessage(_Record):
+    """A user turn of the conversation (tool results travel as ``tool_result`` records instead)."""
+
+    kind: Literal["user_message"] = "user_message"
+    message_index: int = Field(description="Position of this message in the conversation (0-based).")
+    content: Content = Field(description="Text and images of the message, tool_result blocks removed.")
+
+
+class AssistantMessage(_Record):
+    """An assistant turn: every content block in order (text, thinking, tool_use, ...)."""
+
+    kind: Literal["assistant_message"] = "assistant_message"
+    message_index: int = Field(description="Position of this message in the conversation (0-based).")
+    content: list[dict[str, Any]] = Field(description="Canonical content blocks, in the order sent.")
+    stop_reason: str | None = Field(default=None, description="Why the model stopped, when known.")
+    model_call: int | None = Field(
+        default=None, description="Index of the model_call that produced it (None for imported history)."
+    )
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+class ToolCall(_Record):
+    """One tool_use the agent issued. Parallel calls of one assistant turn share ``message_index``."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    index: int = Field(description="Position among the trace's tool calls (0-based), the id used by findings.")
+    id: str | None = Field(default=None, description="Provider tool_use id (may repeat in imported data).")
+    name: str = Field(description="Tool name.")
+    input: Any = Field(default_factory=dict, description="Parsed arguments (the raw text if not JSON).")
+    input_parse_error: bool = Field(default=False, description="True when the arguments were not JSON.")
+    message_index: int = Field(description="Position of the assistant message that issued it.")
+    model_call: int | None = Field(default=None, description="Index of the model_call that produced it.")
+
+
+class ToolResult(_Record):
+    """The result the model saw for one tool call (after any intercept)."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_index: int | None = Field(description="``index`` of the tool_call it answers (None if unpaired).")
+    tool_use_id: str | None = Field(default=None, description="Provider tool_use id it answers.")
+    name: str | None = Field(default=None, description="Tool name, when known.")
+    content: Content = Field(description="Result content as sent to the model.")
+    is_error: bool = Field(default=False, description="True when the tool reported a failure.")
+    message_index: int = Field(description="Position of the message that carried it.")
+    injected: bool = Field(default=False, description="True when an intercept replaced the agent's result.")
+
+
+class ModelCall(_Record):
+    """One request/response exchange with the model API, as the proxy saw it or an importer inferred it."""
+
+    kind: Literal["model_call"] = "model_call"
+    index: int = Field(description="Position among the trace's model calls (0-based).")
+    provider: str = Field(description="'anthropic' or 'openai'.")
+    model: str | None = Field(default=None, description="Model named in the request or response.")
+    stream: bool = Field(default=False, description="Whether the client asked for SSE.")
+    status: int | None = Field(default=None, description="HTTP status returned to the client.")
+    request: dict[str, Any] | None = Field(default=None, description="Request body (redacted, parsed).")
+    request_raw: str | None = Field(default=None, description="Request body text when it was not JSON.")
+    request_key: str | None = Field(default=None, description="Canonical hash used to match in replay.")
+    response: dict[str, Any] | None = Field(
+        default=None, description="Response body in the provider's JSON shape (assembled from SSE if streamed)."
+    )
+    sse: str | None = Field(default=None, description="The SSE text exactly as received (redacted).")
+    event_offsets_ms: list[float] | None = Field(
+        default=None, description="Arrival time of each SSE event, ms after the request was sent."
+    )
+    usage: Usage = Field(default_factory=Usage, description="Token usage reported by the provider.")
+    stop_reason: str | None = Field(default=None, description="Provider stop/finish reason.")
+    latency_ms: float | None = Field(default=None, description="Time from request to last byte.")
+    ttft_ms: float | None = Field(default=None, description="Time from request to first response byte.")
+    attempts: int = Field(default=1, description="HTTP attempts of this turn (SDK retries included).")
+    partial: bool = Field(default=False, description="True when the client or upstream cut the exchange.")
+    error: dict[str, Any] | None = Field(default=None, description="Provider error body or transport error.")
+
+
+class Intercept(_Record):
+    """A tool result the proxy replaced before the model saw it, or a transport fault it injected."""
+
+    kind: Literal["intercept"] = "intercept"
+    mode: str = Field(description="'tool_intercept', 'tool_mock' or 'fault'.")
+    tool: str | None = Field(default=None, description="Tool whose result was replaced.")
+    tool_use_id: str | None = Field(default=None, description="tool_use id whose result was replaced.")
+    call_index: int | None = Field(default=None, description="``index`` of the affected tool_call.")
+    original: Any = Field(default=None, description="What the agent's tool returned.")
+    injected: Any = Field(default=None, description="What the model saw instead.")
+    is_error: bool | None = Field(default=None, description="is_error flag of the injected result.")
+    model_call: int | None = Field(default=None, description="model_call the injection was applied to.")
+
+
+class ErrorRecord(_Record):
+    """Something that went wrong outside the conversation: upstream, transport, agent process, reader."""
+
+    kind: Literal["error"] = "error"
+    source: str = Field(description="'upstream', 'transport', 'client', 'agent' or 'proxy'.")
+    message: str = Field(description="What happened, in a sentence.")
+    status: int | None = Field(default=None, description="HTTP status, when there was one.")
+    body: Any = Field(default=None, description="Error body as received (redacted).")
+    model_call: int | None = Field(default=None, description="model_call it belongs to, if any.")
+
+
+class AgentRun(_Record):
+    """How an external agent process ended (``tracekit run --agent-cmd``)."""
+
+    kind: Literal["agent_run"] = "agent_run"
+    command: str = Field(description="The command line that was run.")
+    exit_status: int | None = Field(description="Exit status (None when killed on timeout).")
+    timed_out: bool = Field(default=False, description="True when the timeout ended the process.")
+    stderr: str = Field(default="", description="Tail of the process's standard error (redacted).")
+    duration_ms: float | None = Field(default=None, description="Wall time of the process.")
+
+
+Record = Annotated[
+    Header
+    | SystemMessage
+    | UserMessage
+    | AssistantMessage
+    | ToolCall
+    | ToolResult
+    | ModelCall
+    | Intercept
+    | ErrorRecord
+    | AgentRun,
+    Field(discriminator="kind"),
+]
+"""Any record of a trace file, selected by its ``kind``."""
+
+RECORD_KINDS = (
+    "header",
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "tool_call",
+    "tool_result",
+    "model_call",
+    "intercept",
+    "error",
+    "agent_run",
+)
