@@ -1,0 +1,108 @@
+"""The one sanitizer every write path goes through.
+
+Trace files, reports, logs and exports are written through ``Redactor.redact_bytes`` (or
+``redact_text``): API keys and configured secrets are replaced by ``[REDACTED]`` before a byte reaches
+disk. It works on the serialized text, so it catches a secret wherever it hides (a header someone
+logged, a key pasted into a prompt, a query parameter) and the replacement never breaks JSON: the
+patterns stop at quotes, backslashes and whitespace.
+
+Two kinds of secrets:
+- patterns of well-known key formats (Anthropic ``sk-ant-...``, OpenAI ``sk-...``, bearer tokens), and
+- exact values registered at run time: the proxy registers every ``x-api-key`` / ``authorization`` /
+  ``cookie`` value it sees, and the ``TRACEKIT_REDACT`` environment variable or ``--redact`` options add
+  literal strings or ``re:`` regular expressions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable
+
+REPLACEMENT = "[REDACTED]"
+
+# Key formats: Anthropic keys start "sk-ant-", OpenAI keys "sk-" / "sk-proj-" (per their docs).
+DEFAULT_PATTERNS: tuple[str, ...] = (
+    r"sk-ant-[A-Za-z0-9_\-]{8,}",
+    r"sk-(?:proj-)?[A-Za-z0-9_\-]{16,}",
+    r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*",
+)
+
+#: Request headers whose values are secrets: never written, and registered as secrets when seen.
+SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "set-cookie", "proxy-authorization",
+                            "api-key", "x-goog-api-key"})
+
+
+class Redactor:
+    """Replaces secrets in text and bytes. Thread-safe; secrets can be added while running."""
+
+    def __init__(self, patterns: Iterable[str] = DEFAULT_PATTERNS, secrets: Iterable[str] = ()) -> None:
+        self._patterns = list(patterns)
+        self._secrets: set[str] = set()
+        self._lock = threading.Lock()
+        self._compiled: tuple[re.Pattern[str], re.Pattern[bytes]] | None = None
+        for secret in secrets:
+            self.add_secret(secret)
+
+    def add_secret(self, value: str) -> None:
+        """Register a literal secret (``re:`` prefix: a regular expression). Short values are ignored."""
+        if value.startswith("re:"):
+            with self._lock:
+                self._patterns.append(value[3:])
+                self._compiled = None
+            return
+        for part in _secret_parts(value):
+            if len(part) >= 8 and part not in self._secrets:
+                with self._lock:
+                    self._secrets.add(part)
+                    self._compiled = None
+
+    def redact_text(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        return self._regexes()[0].sub(REPLACEMENT, text)
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """``data`` (UTF-8) with every secret replaced."""
+        return self._regexes()[1].sub(REPLACEMENT.encode(), data)
+
+    def _regexes(self) -> tuple[re.Pattern[str], re.Pattern[bytes]]:
+        compiled = self._compiled
+        if compiled is None:
+            with self._lock:
+                alternatives = [re.escape(s) for s in sorted(self._secrets, key=len, reverse=True)]
+                alternatives += [f"(?:{p})" for p in self._patterns]
+                source = "|".join(alternatives) or r"(?!x)x"
+                # Inline flags such as (?i) must lead the whole expression in Python.
+                flags = re.IGNORECASE if "(?i)" in source else 0
+                source = source.replace("(?i)", "")
+                compiled = (re.compile(source, flags), re.compile(source.encode(), flags))
+                self._compiled = compiled
+        return compiled
+
+
+def _secret_parts(value: str) -> list[str]:
+    """A header value and its token part (``Bearer abc`` -> ``Bearer abc``, ``abc``)."""
+    value = value.strip()
+    parts = [value]
+    if " " in value:
+        parts.append(value.split(" ", 1)[1].strip())
+    return parts
+
+
+_default: Redactor | None = None
+
+
+def default_redactor() -> Redactor:
+    """The process-wide redactor: default patterns, ``TRACEKIT_REDACT`` (comma-separated) and the
+    values of ``*_API_KEY`` / ``*_AUTH_TOKEN`` environment variables."""
+    global _default
+    if _default is None:
+        _default = Redactor()
+        for item in os.environ.get("TRACEKIT_REDACT", "").split(","):
+            if item.strip():
+                _default.add_secret(item.strip())
+        for name, value in os.environ.items():
+            if name.endswith(("_API_KEY", "_AUTH_TOKEN")) and value:
+                _default.add_secret(value)
+    return _default

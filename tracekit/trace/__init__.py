@@ -1,0 +1,54 @@
+"""The canonical trace: records, JSONL io, format migrations, canonical JSON and the loaded view."""
+
+from tracekit.trace.builder import TraceBuilder, message_fingerprint
+from tracekit.trace.canonical import canonical_json, content_hash, parse_json_arguments
+from tracekit.trace.io import ReadProblem, TraceWriter, iter_records, trace_files, write_trace
+from tracekit.trace.models import (
+    FORMAT_VERSION,
+    AgentRun,
+    AssistantMessage,
+    Content,
+    ErrorRecord,
+    Header,
+    Intercept,
+    ModelCall,
+    Record,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from tracekit.trace.view import Call, Trace, TraceStats, content_text, load_trace
+
+__all__ = [
+    "FORMAT_VERSION",
+    "AgentRun",
+    "AssistantMessage",
+    "Call",
+    "Content",
+    "ErrorRecord",
+    "Header",
+    "Intercept",
+    "ModelCall",
+    "ReadProblem",
+    "Record",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResult",
+    "Trace",
+    "TraceBuilder",
+    "TraceStats",
+    "TraceWriter",
+    "Usage",
+    "UserMessage",
+    "canonical_json",
+    "content_hash",
+    "content_text",
+    "iter_records",
+    "load_trace",
+    "message_fingerprint",
+    "parse_json_arguments",
+    "trace_files",
+    "write_trace",
+]

@@ -1,0 +1,214 @@
+"""Turning conversations into trace records, once each, in order.
+
+Every request an agent sends repeats the whole conversation so far. ``TraceBuilder`` remembers what it
+has already recorded and emits records only for the messages that are new, so tool calls and results
+are derived once, without duplicates. Importers feed it a whole transcript; the proxy feeds it each
+request and each response.
+
+Messages are canonical: ``{"role": "user" | "assistant", "content": str | [blocks]}`` with Anthropic-
+shaped blocks (providers convert to this shape).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from tracekit.trace.canonical import content_hash
+from tracekit.trace.models import (
+    AssistantMessage,
+    Content,
+    Header,
+    ModelCall,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+
+
+def message_fingerprint(message: dict[str, Any]) -> str:
+    """A hash of what a message means, ignoring fields that SDKs add or drop when they echo a reply
+    back (``citations: null``, ``caller``, cache_control, ...)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [_block_essence(block) for block in content]
+    return content_hash([message.get("role"), content])
+
+
+def _block_essence(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    keys = {
+        "text": ("text",),
+        "tool_use": ("id", "name", "input"),
+        "tool_result": ("tool_use_id", "content", "is_error"),
+        "thinking": ("thinking",),
+        "redacted_thinking": ("data",),
+    }.get(str(kind))
+    if keys is None:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    essence = {"type": kind, **{k: block.get(k) for k in keys}}
+    if kind == "tool_result":
+        essence["is_error"] = bool(block.get("is_error"))
+        inner = block.get("content")
+        if isinstance(inner, list):
+            essence["content"] = [_block_essence(b) for b in inner]
+    return essence
+
+
+class TraceBuilder:
+    """Accumulates the records of one trace from conversations and model calls.
+
+    Example::
+
+        builder = TraceBuilder(Header(trace_id="t1", source="import:openai"))
+        builder.add_conversation(messages)
+        records = builder.records  # header first
+    """
+
+    def __init__(self, header: Header) -> None:
+        self.header = header
+        self.records: list[Any] = [header]
+        self._fingerprints: list[str] = []
+        self._system: Content | None = None
+        self._tool_calls = 0
+        self._model_calls = 0
+        self._pending: list[ToolCall] = []
+
+    @property
+    def message_count(self) -> int:
+        """Number of conversation messages recorded so far."""
+        return len(self._fingerprints)
+
+    @property
+    def model_call_count(self) -> int:
+        """Number of model calls recorded so far."""
+        return self._model_calls
+
+    def add_conversation(
+        self,
+        messages: list[dict[str, Any]],
+        system: Content | None = None,
+        *,
+        injected: Iterable[str] = (),
+        timestamp: float | None = None,
+    ) -> list[Any]:
+        """Record the messages of ``messages`` that are not recorded yet; returns the new records.
+
+        ``messages`` is the whole conversation as sent. Messages it shares with what is recorded are
+        skipped; when it diverges (an agent rewrote its history), the rewritten tail is recorded again
+        at its positions. ``injected`` names the tool_use ids whose results an intercept replaced.
+        """
+        start = len(self.records)
+        if system and system != self._system:
+            self._system = system
+            self.records.append(SystemMessage(content=system, t=timestamp))
+        fingerprints = [message_fingerprint(m) for m in messages]
+        common = 0
+        for old, new in zip(self._fingerprints, fingerprints, strict=False):
+            if old != new:
+                break
+            common += 1
+        self._fingerprints = self._fingerprints[:common]
+        injected_ids = set(injected)
+        for position in range(common, len(messages)):
+            self._add_message(messages[position], position, injected_ids, timestamp, None)
+            self._fingerprints.append(fingerprints[position])
+        return self.records[start:]
+
+    def add_model_call(self, call: ModelCall, reply: dict[str, Any] | None) -> list[Any]:
+        """Record one model call and, when it produced one, the assistant ``reply`` (canonical message).
+
+        The call's ``index`` is assigned here. The reply becomes the next conversation message.
+        """
+        start = len(self.records)
+        call.index = self._model_calls
+        self._model_calls += 1
+        self.records.append(call)
+        if reply is not None:
+            position = len(self._fingerprints)
+            self._add_message(reply, position, set(), call.t, call.index, call.stop_reason)
+            self._fingerprints.append(message_fingerprint(reply))
+        return self.records[start:]
+
+    def add(self, record: Any) -> None:
+        """Append any other record (error, intercept, agent_run) as it happened."""
+        self.records.append(record)
+
+    def _add_message(
+        self,
+        message: dict[str, Any],
+        position: int,
+        injected: set[str],
+        timestamp: float | None,
+        model_call: int | None,
+        stop_reason: str | None = None,
+    ) -> None:
+        role = message.get("role")
+        content = message.get("content")
+        t = timestamp if timestamp is not None else time.time()
+        if role == "assistant":
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+            self.records.append(
+                AssistantMessage(
+                    message_index=position, content=blocks, stop_reason=stop_reason, model_call=model_call, t=t
+                )
+            )
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
+                    self._add_tool_call(block, position, model_call, t)
+            return
+        if role == "system":
+            self._system = content
+            self.records.append(SystemMessage(content=content or "", t=t))
+            return
+        if not isinstance(content, list):
+            self.records.append(UserMessage(message_index=position, content=content or "", t=t))
+            return
+        other = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                self._add_tool_result(block, position, injected, t)
+            else:
+                other.append(block)
+        if other:
+            self.records.append(UserMessage(message_index=position, content=other, t=t))
+
+    def _add_tool_call(self, block: dict[str, Any], position: int, model_call: int | None, t: float) -> None:
+        raw_input = block.get("input", {})
+        call = ToolCall(
+            index=self._tool_calls,
+            id=block.get("id"),
+            name=str(block.get("name", "")),
+            input=raw_input,
+            input_parse_error=bool(block.get("_input_parse_error", False)),
+            message_index=position,
+            model_call=model_call,
+            t=t,
+        )
+        self._tool_calls += 1
+        self._pending.append(call)
+        self.records.append(call)
+
+    def _add_tool_result(self, block: dict[str, Any], position: int, injected: set[str], t: float) -> None:
+        tool_use_id = block.get("tool_use_id")
+        call = next((c for c in self._pending if c.id == tool_use_id), None)
+        if call is None and self._pending:
+            call = self._pending[0]
+        if call is not None:
+            self._pending.remove(call)
+        self.records.append(
+            ToolResult(
+                call_index=call.index if call else None,
+                tool_use_id=tool_use_id,
+                name=call.name if call else block.get("name"),
+                content=block.get("content", ""),
+                is_error=bool(block.get("is_error", False)),
+                message_index=position,
+                injected=tool_use_id in injected,
+                t=t,
+            )
+        )

@@ -1,0 +1,157 @@
+"""A loaded trace and the views analysis needs: tool calls paired with their results, stats, answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracekit.errors import TraceFormatError
+from tracekit.trace.io import ReadProblem, iter_records
+from tracekit.trace.models import (
+    AssistantMessage,
+    Header,
+    ModelCall,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+
+
+@dataclass
+class Call:
+    """One tool call with the result the model saw for it (None when the trace ends before it)."""
+
+    call: ToolCall
+    result: ToolResult | None
+    history: bool = False
+
+    @property
+    def index(self) -> int:
+        return self.call.index
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def input(self) -> Any:
+        return self.call.input
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.is_error if self.result is not None else False
+
+    @property
+    def result_text(self) -> str:
+        """The result content as plain text (text blocks joined)."""
+        return content_text(self.result.content) if self.result is not None else ""
+
+
+@dataclass
+class TraceStats:
+    """Counts reported in ``traces[].stats`` of the analyze JSON."""
+
+    llm_calls: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class Trace:
+    """One agent session: its header, its records in order, and any lines that could not be read."""
+
+    header: Header
+    records: list[Any]
+    path: Path | None = None
+    problems: list[ReadProblem] = field(default_factory=list)
+
+    @property
+    def trace_id(self) -> str:
+        return self.header.trace_id
+
+    def of_kind(self, kind: type) -> list[Any]:
+        """The records of one record class, in order."""
+        return [record for record in self.records if isinstance(record, kind)]
+
+    def calls(self, history_messages: int = 0) -> list[Call]:
+        """Tool calls in order, each paired with its result; calls issued within the first
+        ``history_messages`` messages are marked ``history``."""
+        results: dict[int, ToolResult] = {}
+        for record in self.records:
+            if isinstance(record, ToolResult) and record.call_index is not None:
+                results.setdefault(record.call_index, record)
+        return [
+            Call(record, results.get(record.index), record.message_index < history_messages)
+            for record in self.records
+            if isinstance(record, ToolCall)
+        ]
+
+    def final_answer(self) -> str:
+        """Text of the last assistant message (the agent's answer to the user)."""
+        for record in reversed(self.records):
+            if isinstance(record, AssistantMessage) and record.text:
+                return record.text
+        return ""
+
+    def message_count(self) -> int:
+        """Number of conversation messages (user, assistant, and tool-result carriers)."""
+        indexes = {
+            record.message_index
+            for record in self.records
+            if isinstance(record, (UserMessage, AssistantMessage, ToolCall, ToolResult))
+        }
+        return len(indexes)
+
+    def stats(self) -> TraceStats:
+        """LLM calls, tool calls, tool errors and token totals."""
+        stats = TraceStats()
+        model_calls = [r for r in self.records if isinstance(r, ModelCall)]
+        if model_calls:
+            stats.llm_calls = len(model_calls)
+            for call in model_calls:
+                stats.input_tokens += call.usage.input_tokens or 0
+                stats.output_tokens += call.usage.output_tokens or 0
+        else:
+            stats.llm_calls = sum(1 for r in self.records if isinstance(r, AssistantMessage))
+        for record in self.records:
+            if isinstance(record, ToolCall):
+                stats.tool_calls += 1
+            elif isinstance(record, ToolResult) and record.is_error:
+                stats.tool_errors += 1
+        return stats
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read one trace file. Unreadable lines are kept in ``Trace.problems``; the rest is read.
+
+    Raises ``TraceFormatError`` when the file holds no readable record or a newer format.
+    """
+    path = Path(path)
+    problems: list[ReadProblem] = []
+    records = list(iter_records(path, problems))
+    if not records:
+        detail = f" ({problems[0].message})" if problems else ""
+        raise TraceFormatError(f"{path}: no readable trace record{detail}")
+    header, *rest = records
+    return Trace(header=header, records=rest, path=path, problems=problems)
+
+
+def content_text(content: Any) -> str:
+    """Plain text of message or result content (a string, or blocks whose text is joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if "text" in block:
+                    parts.append(str(block["text"]))
+                elif block.get("type") == "tool_result":
+                    parts.append(content_text(block.get("content")))
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return "" if content is None else str(content)
