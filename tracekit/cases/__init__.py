@@ -1,0 +1,48 @@
+"""The case library: the Case model, safe YAML loading, lints, relative dates and the tool catalog."""
+
+from tracekit.cases.catalog import Catalog, MockResponse, Suitability, ToolFamily, ToolSpec, load_catalog
+from tracekit.cases.model import (
+    ArgMatcher,
+    Case,
+    CaseInput,
+    Context,
+    Criteria,
+    Expect,
+    ExpectedCall,
+    Fault,
+    Intercept,
+    Judge,
+    MockedCall,
+    SkillGroup,
+    Skills,
+    Tiers,
+    ToolIntercept,
+    ToolMock,
+    ToolTiers,
+)
+
+__all__ = [
+    "ArgMatcher",
+    "Case",
+    "CaseInput",
+    "Catalog",
+    "Context",
+    "Criteria",
+    "Expect",
+    "ExpectedCall",
+    "Fault",
+    "Intercept",
+    "Judge",
+    "MockResponse",
+    "MockedCall",
+    "SkillGroup",
+    "Skills",
+    "Suitability",
+    "Tiers",
+    "ToolFamily",
+    "ToolIntercept",
+    "ToolMock",
+    "ToolSpec",
+    "ToolTiers",
+    "load_catalog",
+]
