@@ -109,7 +109,7 @@ class ToolResult(_Record):
     """The result the model saw for one tool call (after any intercept)."""
 
     kind: Literal["tool_result"] = "tool_result"
-    call_index: int | None = Field(description="``index`` of the tool_call it answers (None if unpaired).")
+    call_index: int | None = Field(default=None, description="``index`` of the tool_call it answers (None if unpaired).")
     tool_use_id: str | None = Field(default=None, description="Provider tool_use id it answers.")
     name: str | None = Field(default=None, description="Tool name, when known.")
     content: Content = Field(description="Result content as sent to the model.")
@@ -176,7 +176,7 @@ class AgentRun(_Record):
 
     kind: Literal["agent_run"] = "agent_run"
     command: str = Field(description="The command line that was run.")
-    exit_status: int | None = Field(description="Exit status (None when killed on timeout).")
+    exit_status: int | None = Field(default=None, description="Exit status (None when killed on timeout).")
     timed_out: bool = Field(default=False, description="True when the timeout ended the process.")
     stderr: str = Field(default="", description="Tail of the process's standard error (redacted).")
     duration_ms: float | None = Field(default=None, description="Wall time of the process.")

@@ -1,0 +1,27 @@
+"""The sanitizer replaces known key formats and registered secrets, and keeps JSON valid."""
+
+from __future__ import annotations
+
+import orjson
+
+from tracekit.redact import REPLACEMENT, Redactor
+
+
+def test_key_formats_and_registered_values_are_replaced() -> None:
+    redactor = Redactor()
+    redactor.add_secret("Bearer my-very-secret-token-123")
+    text = orjson.dumps({
+        "a": "sk-ant-api03-abcdefghijklmnop",
+        "b": "key sk-proj-ABCDEFGHIJKLMNOPQRSTUV end",
+        "c": "my-very-secret-token-123",
+        "d": "中文保持不变",
+    })
+    out = redactor.redact_bytes(text)
+    assert b"sk-ant" not in out and b"sk-proj" not in out and b"my-very-secret" not in out
+    assert orjson.loads(out)["d"] == "中文保持不变"
+    assert orjson.loads(out)["a"] == REPLACEMENT
+
+
+def test_regex_secrets_and_short_values() -> None:
+    redactor = Redactor(secrets=["re:acct-[0-9]{6}", "short"])
+    assert redactor.redact_text("id acct-123456 short") == f"id {REPLACEMENT} short"

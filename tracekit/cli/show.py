@@ -1,0 +1,114 @@
+"""``tracekit show``: a readable timeline of one trace in the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tracekit.cli.common import InputError
+from tracekit.errors import TracekitError
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--width", default=160, show_default=True, help="Shorten results and texts to this many characters.")
+@click.option("--full", is_flag=True, help="Do not shorten anything.")
+def show(path: Path, width: int, full: bool) -> None:
+    """Print the timeline of the trace in PATH: turns, tool calls with arguments, results (shortened),
+    errors marked, tokens and latency per model call."""
+    from tracekit.trace import load_trace
+
+    try:
+        trace = load_trace(path)
+    except (TracekitError, OSError) as exc:
+        raise InputError(str(exc)) from exc
+    limit = 0 if full else width
+    for line in render_timeline(trace, limit):
+        click.echo(line)
+    for problem in trace.problems:
+        click.echo(f"warning: {problem}", err=True)
+
+
+def render_timeline(trace: Any, limit: int) -> list[str]:
+    """The lines of the timeline (no colours, so that they can be tested and piped)."""
+    from tracekit.trace import (
+        AgentRun,
+        AssistantMessage,
+        ErrorRecord,
+        Intercept,
+        ModelCall,
+        SystemMessage,
+        ToolCall,
+        ToolResult,
+        UserMessage,
+        content_text,
+    )
+    from tracekit.trace.canonical import canonical_json
+
+    header = trace.header
+    bound = f"  case {header.case_id}" + (f" group {header.group}" if header.group else "") if header.case_id else ""
+    lines = [f"trace {header.trace_id}  ({header.source or 'unknown source'}){bound}"]
+    if header.meta:
+        lines.append("  meta " + _short(canonical_json(header.meta).decode(), limit))
+    for record in trace.records:
+        if isinstance(record, SystemMessage):
+            lines.append("  system  " + _short(content_text(record.content), limit))
+        elif isinstance(record, UserMessage):
+            lines.append(f"[{record.message_index}] user      " + _short(content_text(record.content), limit))
+        elif isinstance(record, AssistantMessage):
+            text = record.text
+            if text:
+                lines.append(f"[{record.message_index}] assistant " + _short(text, limit))
+            for block in record.content:
+                if block.get("type") in ("thinking", "redacted_thinking"):
+                    lines.append(f"[{record.message_index}]   (thinking) " + _short(block.get("thinking", "…"), limit))
+        elif isinstance(record, ToolCall):
+            arguments = canonical_json(record.input).decode() if not record.input_parse_error else record.input
+            lines.append(f"    → #{record.index} {record.name}({_short(str(arguments), limit)})")
+        elif isinstance(record, ToolResult):
+            mark = "✗ error " if record.is_error else ""
+            injected = "⚡ injected " if record.injected else ""
+            target = f"#{record.call_index}" if record.call_index is not None else "#?"
+            lines.append(f"    ← {target} {injected}{mark}" + _short(content_text(record.content), limit))
+        elif isinstance(record, ModelCall):
+            lines.append("  " + _describe_model_call(record))
+        elif isinstance(record, Intercept):
+            lines.append(f"    ⚡ {record.mode} on {record.tool or 'request'}: " + _short(str(record.injected), limit))
+        elif isinstance(record, ErrorRecord):
+            status = f" {record.status}" if record.status else ""
+            lines.append(f"  ✗ {record.source} error{status}: " + _short(record.message, limit))
+        elif isinstance(record, AgentRun):
+            lines.append(f"  agent exited {record.exit_status}" + (" (timed out)" if record.timed_out else ""))
+    stats = trace.stats()
+    lines.append(
+        f"{stats.llm_calls} LLM calls, {stats.tool_calls} tool calls ({stats.tool_errors} errors), "
+        f"{stats.input_tokens} input / {stats.output_tokens} output tokens"
+    )
+    return lines
+
+
+def _describe_model_call(call: Any) -> str:
+    parts = [f"model call {call.index}", call.model or call.provider]
+    if call.stream:
+        parts.append("stream")
+    usage = call.usage
+    if usage.input_tokens is not None or usage.output_tokens is not None:
+        parts.append(f"{usage.input_tokens or 0} in / {usage.output_tokens or 0} out tokens")
+    if call.latency_ms is not None:
+        parts.append(f"{call.latency_ms:.0f} ms")
+    if call.status and call.status >= 400:
+        parts.append(f"✗ HTTP {call.status}")
+    if call.partial:
+        parts.append("✗ partial")
+    if call.attempts > 1:
+        parts.append(f"{call.attempts} attempts")
+    return " · ".join(parts)
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    if limit and len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text
