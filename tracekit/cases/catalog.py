@@ -157,20 +157,9 @@ class Catalog(Mapping[str, ToolSpec]):
 
 def load_catalog(directory: str | Path) -> Catalog:
     """Load every ``*.yaml`` of a tool catalog directory. Errors are CaseError naming file, line, field."""
-    from tracekit.cases.yaml_source import load_model
+    from tracekit.cases.loader import load_catalog_dir
 
-    catalog = Catalog()
-    root = Path(directory)
-    for path in sorted(root.glob("*.yaml")):
-        family = load_model(path, ToolFamily)
-        for tool in family.tools:
-            try:
-                catalog.add(tool, path)
-            except ValueError as exc:
-                from tracekit.errors import CaseError
-
-                raise CaseError(f"{path}: {exc}") from None
-    return catalog
+    return load_catalog_dir(Path(directory))
 
 
 def _same(a: Any, b: Any) -> bool:

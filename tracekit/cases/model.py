@@ -61,7 +61,10 @@ class Context(_Strict):
 class ImageRef(_Strict):
     """An image given to the agent with the user message."""
 
-    path: str = Field(description="Path of a local image under cases/assets/ (made by make_images.py).")
+    path: str = Field(
+        description="Local image, relative to the library directory: 'assets/price_tag_299.png' "
+        "(made by cases/assets/make_images.py).",
+    )
     description: str | None = Field(default=None, description="The seed's description of the image.")
     source_url: str | None = Field(default=None, description="The seed's remote image URL, if it gave one.")
 

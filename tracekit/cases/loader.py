@@ -1,0 +1,169 @@
+"""Loading the case library: case files, the tool catalog and the skill documents.
+
+Layout of a library directory (``cases/`` by default)::
+
+    cases/b2/B2-TS-01.yaml ...      one case per file, in a folder per dimension
+    cases/tools/*.yaml              the tool catalog (tracekit.cases.catalog)
+    cases/skills/<name>.md          skill documents the A/B groups activate
+    cases/assets/*.png              images the multimodal cases reference
+
+``load_cases`` raises CaseError on the first broken file set; ``collect_library`` keeps going and
+returns every problem, which is what ``tracekit cases validate`` reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tracekit.cases.catalog import Catalog, ToolFamily
+from tracekit.cases.model import Case
+from tracekit.cases.yaml_source import (
+    Problem,
+    YamlDocument,
+    display_path,
+    problems_error,
+    read_yaml,
+    validate_document,
+)
+from tracekit.errors import CaseError
+
+#: Folders of a library directory that hold no case files.
+NON_CASE_DIRS = frozenset({"tools", "skills", "assets"})
+
+
+@dataclass
+class CaseEntry:
+    """A loaded case with the parsed file it came from (for line numbers in lint messages)."""
+
+    case: Case
+    document: YamlDocument
+
+    @property
+    def path(self) -> Path:
+        """The case file."""
+        return self.document.path
+
+
+@dataclass
+class CaseLibrary:
+    """Every case of a library directory, with its tool catalog and skill documents."""
+
+    root: Path
+    entries: list[CaseEntry] = field(default_factory=list)
+    catalog: Catalog = field(default_factory=Catalog)
+    skills: dict[str, str] = field(default_factory=dict)
+    catalog_dir: Path | None = None
+    skills_dir: Path | None = None
+
+    @property
+    def cases(self) -> dict[str, Case]:
+        """Cases by id (the first file wins when an id is duplicated; lint reports it)."""
+        result: dict[str, Case] = {}
+        for entry in self.entries:
+            result.setdefault(entry.case.id, entry.case)
+        return result
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases.values())
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def get(self, case_id: str) -> Case:
+        """The case with this id; KeyError naming the id when there is none."""
+        try:
+            return self.cases[case_id]
+        except KeyError:
+            raise KeyError(f"no case {case_id!r} in {display_path(self.root)}") from None
+
+    def source(self, case_id: str) -> Path:
+        """The file the case was loaded from."""
+        return next(entry.path for entry in self.entries if entry.case.id == case_id)
+
+
+def load_case(path: str | Path) -> Case:
+    """Load and validate one case file. Raises CaseError naming file, line and field."""
+    return validate_document(read_yaml(path), Case)
+
+
+def case_files(root: str | Path) -> list[Path]:
+    """Every case file under ``root`` (``*.yaml``/``*.yml``, outside tools/, skills/, assets/), sorted."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    files = [
+        path
+        for pattern in ("*.yaml", "*.yml")
+        for path in root.rglob(pattern)
+        if not NON_CASE_DIRS.intersection(path.relative_to(root).parts[:-1])
+        and not path.name.startswith((".", "_"))
+    ]
+    return sorted(files)
+
+
+def find_library_dir(root: Path, name: str) -> Path | None:
+    """The ``name`` folder (tools, skills) of the library ``root`` or of one of its two parents."""
+    start = root if root.is_dir() else root.parent
+    for candidate in (start, *list(start.resolve().parents)[:2]):
+        if (candidate / name).is_dir():
+            return candidate / name
+    return None
+
+
+def collect_library(root: str | Path) -> tuple[CaseLibrary, list[Problem]]:
+    """Load everything under ``root`` that can be loaded, and every problem found on the way."""
+    root = Path(root)
+    library = CaseLibrary(root=root)
+    problems: list[Problem] = []
+    if not root.exists():
+        return library, [Problem(display_path(root), None, None, "no such file or directory")]
+    library.catalog_dir = find_library_dir(root, "tools")
+    if library.catalog_dir is not None:
+        problems += _load_catalog_into(library.catalog_dir, library.catalog)
+    library.skills_dir = find_library_dir(root, "skills")
+    if library.skills_dir is not None:
+        library.skills = {path.stem: path.read_text(encoding="utf-8") for path in library.skills_dir.glob("*.md")}
+    for path in case_files(root):
+        try:
+            document = read_yaml(path)
+            library.entries.append(CaseEntry(validate_document(document, Case), document))
+        except CaseError as exc:
+            problems += getattr(exc, "problems", [Problem(display_path(path), None, None, str(exc))])
+    return library, problems
+
+
+def load_cases(root: str | Path = "cases") -> CaseLibrary:
+    """Load a case library; raises CaseError listing every file that does not load."""
+    library, problems = collect_library(root)
+    if problems:
+        raise problems_error(problems)
+    return library
+
+
+def load_catalog_dir(directory: Path) -> Catalog:
+    """The tool catalog of one directory; raises CaseError listing every problem."""
+    catalog = Catalog()
+    problems = _load_catalog_into(directory, catalog)
+    if problems:
+        raise problems_error(problems)
+    return catalog
+
+
+def _load_catalog_into(directory: Path, catalog: Catalog) -> list[Problem]:
+    problems: list[Problem] = []
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            document = read_yaml(path)
+            family = validate_document(document, ToolFamily)
+        except CaseError as exc:
+            problems += getattr(exc, "problems", [Problem(display_path(path), None, None, str(exc))])
+            continue
+        for index, tool in enumerate(family.tools):
+            try:
+                catalog.add(tool, path)
+            except ValueError as exc:
+                line, field_path = document.line_of(("tools", index, "name"))
+                problems.append(Problem(document.name, line, field_path, str(exc)))
+    return problems
