@@ -1,0 +1,61 @@
+"""A request as the fake upstream received it: what scripts look at and what tests assert on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Provider = Literal["anthropic", "openai"]
+
+
+@dataclass
+class FakeRequest:
+    """One HTTP request received by the fake upstream, in arrival order.
+
+    ``path`` excludes the query string, which is in ``query`` (the anthropic SDK's beta routes send
+    ``?beta=true``). ``headers`` has lower-case names (repeated headers joined with ``", "``).
+    ``body`` is the parsed JSON body, or None when the body is not JSON. ``messages`` is the
+    conversation the model sees: the body's ``messages``, or for an Anthropic thread continuation
+    (``thread.previous_message_id``) the thread's stored history followed by the new messages.
+    """
+
+    index: int
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    raw: bytes
+    provider: Provider | None
+    query: Mapping[str, str] = field(default_factory=dict)
+    messages: Sequence[Any] = field(default_factory=list)
+
+    @property
+    def stream(self) -> bool:
+        """Whether the request asked for an SSE stream."""
+        return isinstance(self.body, dict) and bool(self.body.get("stream"))
+
+    @property
+    def model(self) -> str:
+        """The requested model (empty when absent)."""
+        model = self.body.get("model") if isinstance(self.body, dict) else None
+        return model if isinstance(model, str) else ""
+
+    @property
+    def thread(self) -> Mapping[str, Any] | None:
+        """The Anthropic ``thread`` field (``{"type": "create"}`` / ``{"type": "continue", ...}``), if any."""
+        thread = self.body.get("thread") if isinstance(self.body, dict) else None
+        return thread if isinstance(thread, dict) else None
+
+    @property
+    def retry_count(self) -> int:
+        """The SDK's ``x-stainless-retry-count`` header (0 for a first attempt or a client that sends none)."""
+        try:
+            return int(self.headers.get("x-stainless-retry-count", "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def assistant_turns(self) -> int:
+        """How many assistant messages the conversation (``messages``) already holds."""
+        return sum(1 for message in self.messages if isinstance(message, dict) and message.get("role") == "assistant")

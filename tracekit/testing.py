@@ -1,0 +1,87 @@
+"""Test helpers shipped with tracekit: a scripted fake model API that speaks both wire protocols.
+
+``FakeUpstream`` serves ``POST /v1/messages`` (Anthropic Messages) and ``POST /v1/chat/completions``
+(OpenAI Chat Completions) on loopback, as JSON or SSE as each request asks, answering from a script::
+
+    from tracekit.testing import FakeUpstream, ToolUse, text_reply, tool_use_reply, error_reply
+
+    script = [
+        error_reply(529, should_retry=True, retry_after_ms=10),   # the SDK retries this one
+        tool_use_reply(ToolUse("get_weather", {"city": "北京"}), text="我查一下。"),
+        text_reply("北京今天晴。"),
+    ]
+    with FakeUpstream(script) as up:
+        client = anthropic.Anthropic(base_url=up.url, api_key="x")        # openai: base_url=up.openai_url
+        ...
+        assert len(up.requests) == 3
+
+A script is a list of replies (strings are text replies) consumed in order, a mapping
+``{"anthropic": [...], "openai": [...]}`` with one queue per provider, or a function
+``(FakeRequest) -> Reply``; ``by_turn([...])`` answers by the conversation's turn, which keeps concurrent
+sessions deterministic. ``load_script(path)`` reads a YAML or JSON script file (``tracekit fake-upstream``).
+
+Faults: ``error_reply`` (status, provider error body, ``x-should-retry``, ``retry-after-ms``,
+``retry-after``), ``connection_reset()``, ``reply.cut_after(n)`` (stream cut mid-event),
+``reply.error_after(n)`` (in-stream error event), ``reply.delayed(first_byte, per_event)``.
+
+Ids are counters (``msg_fake_0001``, ``toolu_fake_0001``, ``chatcmpl-fake0001``, ``call_fake_0001``,
+``req_fake_0001``) and token counts are fake (about one token per four characters), both deterministic.
+Anthropic thread continuations (the anthropic SDK 2.x tool runner's ``thread``) are answered against
+the stored conversation.
+"""
+
+from __future__ import annotations
+
+from tracekit._fake.replies import (
+    Block,
+    ConnectionReset,
+    ErrorReply,
+    MessageReply,
+    RedactedThinking,
+    Reply,
+    StreamFault,
+    Text,
+    Thinking,
+    ToolUse,
+    Usage,
+    connection_reset,
+    error_reply,
+    fault,
+    message_reply,
+    text_reply,
+    tool_use_reply,
+)
+from tracekit._fake.request import FakeRequest, Provider
+from tracekit._fake.script import Script, ScriptFunction, ScriptLike, by_turn
+from tracekit._fake.server import FakeUpstream
+from tracekit._fake.spec import ScriptError, load_script, script_from_data
+
+__all__ = [
+    "Block",
+    "ConnectionReset",
+    "ErrorReply",
+    "FakeRequest",
+    "FakeUpstream",
+    "MessageReply",
+    "Provider",
+    "RedactedThinking",
+    "Reply",
+    "Script",
+    "ScriptError",
+    "ScriptFunction",
+    "ScriptLike",
+    "StreamFault",
+    "Text",
+    "Thinking",
+    "ToolUse",
+    "Usage",
+    "by_turn",
+    "connection_reset",
+    "error_reply",
+    "fault",
+    "load_script",
+    "message_reply",
+    "script_from_data",
+    "text_reply",
+    "tool_use_reply",
+]
