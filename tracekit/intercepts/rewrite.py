@@ -1,0 +1,184 @@
+"""Applying intercepts to the tool results of one request, in the provider's wire format.
+
+A pure function of the conversation: the tool name and input of each result come from the tool call
+in the request's own history (or, for a thread continuation that sends only new messages, from the
+``prior`` messages the proxy knows the server holds). The request body is never mutated; changed
+messages are copied.
+
+Anthropic: ``tool_result`` blocks of user messages answer ``tool_use`` blocks of assistant messages.
+OpenAI chat: ``role: tool`` messages answer the ``tool_calls`` of assistant messages (the wire has no
+``is_error``: the injected content is sent, the flag is kept in the trace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracekit.intercepts.base import Injection, Replacement, ResultIntercept, SeenCall
+from tracekit.trace.canonical import parse_json_arguments
+
+
+@dataclass
+class Rewrite:
+    """The outcome of applying intercepts to one request body."""
+
+    body: dict[str, Any]
+    injections: list[Injection] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether any tool result was replaced."""
+        return bool(self.injections)
+
+
+class _Calls:
+    """Tool calls of a conversation in order: id -> (tool, input, inputs of earlier calls of that tool)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, SeenCall] = {}
+        self._inputs: dict[str, list[Any]] = {}
+
+    def add(self, tool_use_id: str | None, tool: str, tool_input: Any) -> None:
+        earlier = self._inputs.setdefault(tool, [])
+        if tool_use_id is not None:
+            self.by_id[tool_use_id] = SeenCall(tool, tool_input, tool_use_id, tuple(earlier))
+        earlier.append(tool_input)
+
+
+def first_replacement(intercepts: Sequence[ResultIntercept], call: SeenCall) -> Replacement | None:
+    """The replacement of the first intercept that claims ``call`` (case order decides)."""
+    for intercept in intercepts:
+        replacement = intercept.replacement_for(call)
+        if replacement is not None:
+            return replacement
+    return None
+
+
+def rewrite_request(
+    provider: str,
+    body: dict[str, Any],
+    intercepts: Sequence[ResultIntercept],
+    prior: Sequence[dict[str, Any]] = (),
+) -> Rewrite:
+    """Apply ``intercepts`` to the tool results of ``body`` (a request of ``provider``).
+
+    ``prior`` are wire messages that come before ``body["messages"]`` but are not in it (a thread
+    continuation); their calls are known, their results are not rewritten (the server holds them).
+    Injection ``message_index`` values count ``prior`` messages too.
+    """
+    messages = body.get("messages")
+    if not intercepts or not isinstance(messages, list):
+        return Rewrite(body)
+    calls = _Calls()
+    collect = _collect_openai if provider == "openai" else _collect_anthropic
+    for message in prior:
+        collect(calls, message)
+    rewrite_one = _rewrite_openai if provider == "openai" else _rewrite_anthropic
+    new_messages: list[Any] = []
+    injections: list[Injection] = []
+    for offset, message in enumerate(messages):
+        if isinstance(message, dict):
+            collect(calls, message)
+            message = rewrite_one(message, calls, intercepts, len(prior) + offset, injections)
+        new_messages.append(message)
+    if not injections:
+        return Rewrite(body)
+    return Rewrite({**body, "messages": new_messages}, injections)
+
+
+def _collect_anthropic(calls: _Calls, message: dict[str, Any]) -> None:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            calls.add(block.get("id"), str(block.get("name", "")), block.get("input", {}))
+
+
+def _rewrite_anthropic(
+    message: dict[str, Any],
+    calls: _Calls,
+    intercepts: Sequence[ResultIntercept],
+    index: int,
+    injections: list[Injection],
+) -> dict[str, Any]:
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list):
+        return message
+    new_content: list[Any] | None = None
+    for position, block in enumerate(content):
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        call = calls.by_id.get(str(block.get("tool_use_id")))
+        replacement = first_replacement(intercepts, call) if call is not None else None
+        if call is None or replacement is None:
+            continue
+        if new_content is None:
+            new_content = list(content)
+        new_block = {**block, "content": replacement.content}
+        if replacement.is_error:
+            new_block["is_error"] = True
+        else:
+            new_block.pop("is_error", None)
+        new_content[position] = new_block
+        injections.append(
+            Injection(
+                mode=replacement.mode,
+                tool=call.tool,
+                tool_use_id=call.tool_use_id,
+                message_index=index,
+                original=block.get("content"),
+                original_is_error=bool(block.get("is_error", False)),
+                injected=replacement.content,
+                is_error=replacement.is_error,
+            )
+        )
+    return message if new_content is None else {**message, "content": new_content}
+
+
+def _collect_openai(calls: _Calls, message: dict[str, Any]) -> None:
+    if message.get("role") != "assistant":
+        return
+    for tool_call in message.get("tool_calls") or []:
+        if not isinstance(tool_call, dict):
+            continue
+        function = tool_call.get("function") or {}
+        arguments = function.get("arguments")
+        tool_input, _ = parse_json_arguments(arguments) if isinstance(arguments, str) else (arguments or {}, True)
+        calls.add(tool_call.get("id"), str(function.get("name", "")), tool_input)
+
+
+def _rewrite_openai(
+    message: dict[str, Any],
+    calls: _Calls,
+    intercepts: Sequence[ResultIntercept],
+    index: int,
+    injections: list[Injection],
+) -> dict[str, Any]:
+    if message.get("role") != "tool":
+        return message
+    call = calls.by_id.get(str(message.get("tool_call_id")))
+    replacement = first_replacement(intercepts, call) if call is not None else None
+    if call is None or replacement is None:
+        return message
+    injections.append(
+        Injection(
+            mode=replacement.mode,
+            tool=call.tool,
+            tool_use_id=call.tool_use_id,
+            message_index=index,
+            original=message.get("content"),
+            original_is_error=False,
+            injected=replacement.content,
+            is_error=replacement.is_error,
+        )
+    )
+    return {**message, "content": _as_text(replacement.content)}
+
+
+def _as_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
