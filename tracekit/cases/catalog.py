@@ -18,11 +18,16 @@ One YAML file per tool family under ``cases/tools/`` (``amap.yaml``, ``flights.y
 The metadata feeds the analyzers: ``kind: lookup`` with ``output_ids`` for ``unused_output``,
 ``id_params`` for ``ungrounded_argument``, ``depends_on`` for ``order_violation``, ``region`` for
 mainland/abroad routing checks, ``suitability`` for seed 003's three-tier selection score.
+
+Paths into results (``output_ids``, ``depends_on``) are dotted, with ``[]`` for "any element":
+``city_id``, ``items[].product_id``. Mock contents may hold ``{{param}}`` placeholders, filled from the
+call's arguments by ``MockResponse.render``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +36,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ToolKind = Literal["lookup", "search", "detail", "action"]
 Region = Literal["mainland", "abroad", "global"]
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 class _Strict(BaseModel):
@@ -54,6 +62,17 @@ class MockResponse(_Strict):
     )
     content: str = Field(description="The tool_result content (usually a JSON document as a string).")
     is_error: bool = Field(default=False, description="The tool_result's is_error flag.")
+
+    def render(self, params: Mapping[str, Any]) -> str:
+        """The content with ``{{name}}`` placeholders replaced by the call's arguments (JSON-escaped, so a
+        placeholder inside a JSON string stays valid JSON); a missing argument renders as empty."""
+
+        def value(match: re.Match[str]) -> str:
+            argument = params.get(match[1], "")
+            text = argument if isinstance(argument, str) else json.dumps(argument, ensure_ascii=False)
+            return json.dumps(text, ensure_ascii=False)[1:-1]
+
+        return _PLACEHOLDER.sub(value, self.content)
 
     def matches(self, params: Mapping[str, Any]) -> bool:
         """Whether this mock answers a call with these arguments."""
