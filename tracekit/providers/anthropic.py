@@ -1,0 +1,354 @@
+"""The Anthropic Messages API (``POST /v1/messages``): bodies and SSE streams to and from canonical form.
+
+The canonical content blocks *are* Anthropic's, so conversion is mostly a matter of keeping every
+field: a response body splits into the assistant message (its ``content``) and ``meta`` (everything
+else: id, model, stop reason, usage, unknown fields).
+
+Stream assembly follows the official SDK's ``accumulate_event`` (anthropic-sdk-python,
+``lib/streaming/_messages.py`` and the beta variant that also fills ``compaction`` blocks): usage
+numbers on ``message_delta`` are totals that overwrite, tool input JSON is parsed partially as it
+grows, ``signature_delta`` replaces the signature.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from tracekit.providers.partial_json import parse_partial_json
+from tracekit.providers.sse import ServerSentEvent, encode_json_event
+from tracekit.trace.canonical import content_hash
+from tracekit.trace.models import Content, Usage
+
+NAME = "anthropic"
+ROUTE = "/v1/messages"
+
+# Error types by HTTP status, from Anthropic's "Errors" documentation page.
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+_TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+# message_delta usage fields that overwrite the message_start values when given (not None).
+_DELTA_USAGE_OPTIONAL = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "server_tool_use",
+    "output_tokens_details",
+)
+
+
+def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
+    """The request's ``system`` and ``messages`` as a canonical conversation (already Anthropic-shaped)."""
+    system = body.get("system")
+    messages = [
+        {"role": message.get("role"), "content": message.get("content", "")}
+        for message in body.get("messages") or []
+        if isinstance(message, dict)
+    ]
+    return (system if system not in (None, "", []) else None), messages
+
+
+def request_model(body: dict[str, Any]) -> str | None:
+    """The ``model`` the request names."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def request_stream(body: dict[str, Any]) -> bool:
+    """Whether the request asks for SSE (``"stream": true``)."""
+    return body.get("stream") is True
+
+
+def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Split a response body into the canonical assistant message and ``meta`` (all other fields).
+
+    An error body gives ``(None, body)``. A tool_use whose input is not an object (a stream cut in
+    invalid JSON) is marked ``_input_parse_error`` in the canonical block.
+    """
+    if response_error(body) is not None:
+        return None, copy.deepcopy(body)
+    meta = {key: copy.deepcopy(value) for key, value in body.items() if key != "content"}
+    blocks = []
+    for block in body.get("content") or []:
+        block = copy.deepcopy(block)
+        if isinstance(block, dict) and block.get("type") in _TOOL_INPUT_BLOCKS and isinstance(block.get("input"), str):
+            block["_input_parse_error"] = True
+        blocks.append(block)
+    return {"role": "assistant", "content": blocks}, meta
+
+
+def canonical_to_response(
+    message: dict[str, Any] | None,
+    meta: dict[str, Any] | None = None,
+    *,
+    model: str | None = None,
+    usage: Usage | None = None,
+    stop_reason: str | None = None,
+) -> dict[str, Any]:
+    """The Messages API response body for a canonical assistant message.
+
+    ``meta`` (from ``response_to_canonical``) supplies every non-content field; without it a complete
+    body is made up (a deterministic id, ``stop_reason`` from the content, zero usage). Keyword
+    arguments override ``meta``. ``message=None`` returns the error body held in ``meta``.
+    """
+    meta = copy.deepcopy(meta or {})
+    if message is None:
+        if response_error(meta) is None:
+            raise ValueError("canonical_to_response: no message and no error body in meta")
+        return meta
+    blocks = _blocks(message.get("content"))
+    body: dict[str, Any] = {
+        "id": "msg_" + content_hash(blocks, 24),
+        "type": "message",
+        "role": "assistant",
+        "model": model or "unknown",
+        "content": blocks,
+        "stop_reason": "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    body.update(meta)
+    body["content"] = blocks
+    if model is not None:
+        body["model"] = model
+    if stop_reason is not None:
+        body["stop_reason"] = stop_reason
+    if usage is not None:
+        body["usage"] = {"input_tokens": 0, "output_tokens": 0, **usage.model_dump(exclude_none=True)}
+    return body
+
+
+def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The canonical assistant message of a response body (None for an error body)."""
+    return response_to_canonical(body)[0]
+
+
+def response_usage(body: dict[str, Any]) -> Usage:
+    """The body's ``usage`` (input, output, cache read and creation tokens, and any other field)."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return Usage()
+    values = {key: value for key, value in usage.items() if key not in _USAGE_FIELDS}
+    values.update({key: usage[key] for key in _USAGE_FIELDS if isinstance(usage.get(key), int)})
+    return Usage(**values)
+
+
+def response_stop_reason(body: dict[str, Any]) -> str | None:
+    """``stop_reason`` of the body (``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ...)."""
+    reason = body.get("stop_reason")
+    return reason if isinstance(reason, str) else None
+
+
+def response_model(body: dict[str, Any]) -> str | None:
+    """The model that answered."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``error`` object of an error body (``{"type": "error", "error": {...}}``), else None."""
+    if body.get("type") == "error":
+        error = body.get("error")
+        return error if isinstance(error, dict) else {"type": "api_error", "message": str(error)}
+    return None
+
+
+def error_body(status: int, message: str, type: str | None = None) -> dict[str, Any]:
+    """An Anthropic error body for HTTP ``status`` (the type is chosen from the status unless given)."""
+    kind = type or _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+class AnthropicStreamAssembler:
+    """Accumulates Messages API stream events into the response body, as the official SDK does."""
+
+    def __init__(self) -> None:
+        self._message: dict[str, Any] | None = None
+        self._json: dict[int, str] = {}
+        self._error: dict[str, Any] | None = None
+        self._done = False
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error body of an ``error`` event, if one came."""
+        return self._error
+
+    @property
+    def done(self) -> bool:
+        """True after ``message_stop``."""
+        return self._done
+
+    def body(self) -> dict[str, Any]:
+        """The error body, or the message so far (``{}`` before ``message_start``)."""
+        if self._error is not None:
+            return copy.deepcopy(self._error)
+        return copy.deepcopy(self._message) if self._message is not None else {}
+
+    def feed(self, event: ServerSentEvent) -> None:
+        """Apply one event (``ping`` and unknown events are ignored, as by the SDK)."""
+        name = event.event
+        if name == "ping":
+            return
+        try:
+            data = event.json()
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(data, dict):
+            return
+        name = name or data.get("type")
+        if name == "error":
+            self._error = data if data.get("type") == "error" else {"type": "error", "error": data}
+        elif name == "message_start":
+            self._message = copy.deepcopy(data.get("message") or {})
+            self._message.setdefault("content", [])
+        elif self._message is None:
+            return
+        elif name == "content_block_start":
+            self._message["content"].append(copy.deepcopy(data.get("content_block") or {}))
+        elif name == "content_block_delta":
+            self._apply_delta(data)
+        elif name == "message_delta":
+            self._apply_message_delta(data)
+        elif name == "message_stop":
+            self._done = True
+
+    def _apply_delta(self, data: dict[str, Any]) -> None:
+        index = data.get("index")
+        content = self._message["content"] if self._message else []
+        if not isinstance(index, int) or not 0 <= index < len(content):
+            return
+        block, delta = content[index], data.get("delta") or {}
+        kind, block_type = delta.get("type"), block.get("type")
+        if kind == "text_delta" and block_type == "text":
+            block["text"] = block.get("text", "") + delta.get("text", "")
+        elif kind == "input_json_delta" and block_type in _TOOL_INPUT_BLOCKS:
+            buffer = self._json.get(index, "") + delta.get("partial_json", "")
+            self._json[index] = buffer
+            if buffer:
+                block["input"] = parse_partial_json(buffer)
+        elif kind == "citations_delta" and block_type == "text":
+            if block.get("citations"):
+                block["citations"].append(delta.get("citation"))
+            else:
+                block["citations"] = [delta.get("citation")]
+        elif kind == "thinking_delta" and block_type == "thinking":
+            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+        elif kind == "signature_delta" and block_type == "thinking":
+            block["signature"] = delta.get("signature")
+        elif kind == "compaction_delta" and block_type == "compaction":
+            block["content"] = delta.get("content")
+            block["encrypted_content"] = delta.get("encrypted_content")
+
+    def _apply_message_delta(self, data: dict[str, Any]) -> None:
+        message = self._message or {}
+        delta = data.get("delta") or {}
+        message["stop_reason"] = delta.get("stop_reason")
+        message["stop_sequence"] = delta.get("stop_sequence")
+        if "stop_details" in delta or "stop_details" in message:
+            message["stop_details"] = delta.get("stop_details")
+        for key, source in (("container", delta), ("context_management", data), ("input_transformations", data)):
+            if source.get(key) is not None:
+                message[key] = source[key]
+        usage = data.get("usage") or {}
+        target = message.setdefault("usage", {})
+        target["output_tokens"] = usage.get("output_tokens")
+        for key in _DELTA_USAGE_OPTIONAL:
+            if usage.get(key) is not None:
+                target[key] = usage[key]
+
+
+def stream_assembler() -> AnthropicStreamAssembler:
+    """A new incremental assembler for one Messages API stream."""
+    return AnthropicStreamAssembler()
+
+
+def assemble_stream(events: Iterable[ServerSentEvent]) -> dict[str, Any]:
+    """The response body a whole stream adds up to (the error body if it carried an ``error`` event)."""
+    assembler = AnthropicStreamAssembler()
+    for event in events:
+        assembler.feed(event)
+    return assembler.body()
+
+
+def render_stream(body: dict[str, Any]) -> bytes:
+    """A JSON response body (or error body) as the SSE bytes the Messages API would have streamed."""
+    if response_error(body) is not None:
+        return encode_json_event(body, "error")
+    start = {key: copy.deepcopy(value) for key, value in body.items() if key != "content"}
+    start.update(content=[], stop_reason=None, stop_sequence=None)
+    if "stop_details" in body:
+        start["stop_details"] = None
+    parts = [_event("message_start", message=start), _event("ping")]
+    for index, block in enumerate(body.get("content") or []):
+        first, deltas = _block_events(block)
+        parts.append(_event("content_block_start", index=index, content_block=first))
+        parts.extend(_event("content_block_delta", index=index, delta=delta) for delta in deltas)
+        parts.append(_event("content_block_stop", index=index))
+    ending: dict[str, Any] = {"stop_reason": body.get("stop_reason"), "stop_sequence": body.get("stop_sequence")}
+    if "stop_details" in body:
+        ending["stop_details"] = body["stop_details"]
+    usage = {"output_tokens": (body.get("usage") or {}).get("output_tokens", 0)}
+    parts.append(_event("message_delta", delta=ending, usage=usage))
+    parts.append(_event("message_stop"))
+    return b"".join(parts)
+
+
+def _event(name: str, **fields: Any) -> bytes:
+    return encode_json_event({"type": name, **fields}, name)
+
+
+def _block_events(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``content_block_start`` block and the deltas that grow it into ``block``."""
+    kind = block.get("type")
+    if kind == "text":
+        first = {**block, "text": ""}
+        deltas: list[dict[str, Any]] = []
+        if block.get("text"):
+            deltas.append({"type": "text_delta", "text": block["text"]})
+        if block.get("citations"):
+            first["citations"] = []
+            deltas += [{"type": "citations_delta", "citation": citation} for citation in block["citations"]]
+        return first, deltas
+    if kind == "thinking":
+        first = {**block, "thinking": ""}
+        deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}] if block.get("thinking") else []
+        if "signature" in block:
+            first["signature"] = ""
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        return first, deltas
+    if kind in _TOOL_INPUT_BLOCKS:
+        value = block.get("input", {})
+        text = value if isinstance(value, str) else orjson.dumps(value).decode()
+        return {**block, "input": {}}, ([{"type": "input_json_delta", "partial_json": text}] if value != {} else [])
+    if kind == "compaction":
+        delta = {"type": "compaction_delta", "content": block.get("content"),
+                 "encrypted_content": block.get("encrypted_content")}
+        return {**block, "content": None, "encrypted_content": None}, [delta]
+    return copy.deepcopy(block), []
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """Canonical content as Messages API blocks (a string becomes one text block; ``_`` keys dropped)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [
+        {key: copy.deepcopy(value) for key, value in block.items() if not key.startswith("_")}
+        for block in content
+        if isinstance(block, dict)
+    ]

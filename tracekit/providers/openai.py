@@ -1,0 +1,376 @@
+"""The OpenAI Chat Completions API (``POST /v1/chat/completions``) to and from canonical form.
+
+Canonical content is Anthropic-shaped, so this module translates:
+
+- request: leading ``system`` / ``developer`` messages -> system; user content parts -> text and image
+  blocks (``image_url`` data URLs -> base64 sources); assistant ``tool_calls`` -> ``tool_use`` blocks
+  with parsed JSON arguments (unparseable -> the raw string plus ``_input_parse_error``);
+  ``reasoning_content`` (OpenAI-compatible servers) -> thinking; consecutive ``tool`` messages -> one
+  user message of ``tool_result`` blocks.
+- response: ``choices[0].message`` -> one assistant message; everything else (ids, usage, other choices,
+  unknown fields, the exact argument strings) stays in ``meta`` so the body can be rebuilt exactly.
+
+Stream assembly follows the official SDK (openai-python ``ChatCompletionStreamState`` and
+``accumulate_delta``): deltas merge by key, strings concatenate, list entries merge by their ``index``.
+The assembled body drops that ``index`` from ``tool_calls`` since JSON responses do not carry it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
+from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
+from tracekit.trace.canonical import content_hash, parse_json_arguments
+from tracekit.trace.models import Content, Usage
+
+NAME = "openai"
+ROUTE = "/v1/chat/completions"
+
+#: Assistant message fields that the canonical content holds; the rest of the message stays in meta.
+_DERIVED = ("content", "refusal", "reasoning_content", "tool_calls")
+_HINTS = "_openai"
+_SYSTEM_ROLES = ("system", "developer")
+_ERROR_TYPES = {401: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
+                429: "rate_limit_exceeded"}
+
+
+def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
+    """The request's messages as a canonical conversation ``(system, messages)``."""
+    raw = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    leading = 0
+    while leading < len(raw) and raw[leading].get("role") in _SYSTEM_ROLES:
+        leading += 1
+    system = _system_content([m.get("content") for m in raw[:leading]])
+    return system, convert_messages(raw[leading:])
+
+
+def convert_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI chat messages as canonical messages (tool messages grouped into user tool_result turns)."""
+    result: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role in ("tool", "function"):
+            block = tool_result_block(message)
+            previous = result[-1] if result else None
+            if previous is not None and previous.get("_tool_results"):
+                previous["content"].append(block)
+            else:
+                result.append({"role": "user", "content": [block], "_tool_results": True})
+        elif role == "assistant":
+            result.append({"role": "assistant", "content": assistant_blocks(message)})
+        elif role in _SYSTEM_ROLES:
+            result.append({"role": "system", "content": _system_content([message.get("content")]) or ""})
+        else:
+            result.append({"role": "user", "content": user_content(message.get("content"))})
+    for message in result:
+        message.pop("_tool_results", None)
+    return result
+
+
+def tool_result_block(message: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool`` (or legacy ``function``) message as a canonical ``tool_result`` block."""
+    content = message.get("content")
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.get("tool_call_id"),
+        "content": [_part_block(p) for p in content if isinstance(p, dict)] if isinstance(content, list)
+        else ("" if content is None else str(content)),
+    }
+    if message.get("name") is not None:
+        block["name"] = message["name"]
+    return block
+
+
+def user_content(content: Any) -> Content:
+    """User message content: a string stays a string, parts become canonical blocks."""
+    if isinstance(content, list):
+        return [_part_block(part) for part in content if isinstance(part, dict)]
+    return "" if content is None else str(content)
+
+
+def assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An OpenAI assistant message as canonical blocks: thinking, text, refusal, tool_use, in that order."""
+    blocks: list[dict[str, Any]] = []
+    reasoning = message.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        blocks.append({"type": "thinking", "thinking": reasoning})
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
+    if isinstance(message.get("refusal"), str):
+        blocks.append({"type": "refusal", "text": message["refusal"]})
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict):
+            blocks.append(tool_use_block(call))
+    return blocks
+
+
+def tool_use_block(call: dict[str, Any]) -> dict[str, Any]:
+    """One ``tool_calls`` entry as a canonical ``tool_use`` block (arguments parsed from JSON)."""
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": function.get("name", "")}
+    if isinstance(arguments, str):
+        value, ok = parse_json_arguments(arguments)
+        block["input"] = value
+        if not ok:
+            block["_input_parse_error"] = True
+    else:
+        block["input"] = arguments if arguments is not None else {}
+    return block
+
+
+def request_model(body: dict[str, Any]) -> str | None:
+    """The ``model`` the request names."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def request_stream(body: dict[str, Any]) -> bool:
+    """Whether the request asks for SSE (``"stream": true``)."""
+    return body.get("stream") is True
+
+
+def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Split a chat completion into the canonical assistant message (of ``choices[0]``) and ``meta``.
+
+    An error body gives ``(None, body)``. ``meta`` is the body with the derived message fields
+    (content, refusal, reasoning_content, tool_calls) taken out, plus hints under ``_openai`` (their
+    key order and exact original values) so that ``canonical_to_response`` rebuilds the body exactly.
+    """
+    if response_error(body) is not None:
+        return None, copy.deepcopy(body)
+    meta = copy.deepcopy(body)
+    choices = meta.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        meta[_HINTS] = {"no_choice": True}
+        return {"role": "assistant", "content": []}, meta
+    original = choices[0].get("message") or {}
+    message = {"role": "assistant", "content": assistant_blocks(original)}
+    choices[0]["message"] = {k: v for k, v in original.items() if k not in _DERIVED}
+    meta[_HINTS] = {"keys": list(original), "original": {k: original[k] for k in _DERIVED if k in original}}
+    return message, meta
+
+
+def canonical_to_response(
+    message: dict[str, Any] | None,
+    meta: dict[str, Any] | None = None,
+    *,
+    model: str | None = None,
+    usage: Usage | None = None,
+    stop_reason: str | None = None,
+) -> dict[str, Any]:
+    """The chat completion body for a canonical assistant message (inverse of ``response_to_canonical``).
+
+    Without ``meta`` a complete body is made up (deterministic id, ``finish_reason`` from the content).
+    Keyword arguments override ``meta``; ``message=None`` returns the error body held in ``meta``.
+    """
+    meta = copy.deepcopy(meta or {})
+    hints = meta.pop(_HINTS, {})
+    if message is None:
+        if response_error(meta) is None:
+            raise ValueError("canonical_to_response: no message and no error body in meta")
+        return meta
+    blocks = _canonical_blocks(message.get("content"))
+    has_tools = any(b.get("type") == "tool_use" for b in blocks)
+    body = meta or {
+        "id": "chatcmpl-" + content_hash(blocks, 24),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model or "unknown",
+        "choices": [{"index": 0, "message": {"role": "assistant"}, "logprobs": None,
+                     "finish_reason": "tool_calls" if has_tools else "stop"}],
+    }
+    if not hints.get("no_choice"):
+        choice = body["choices"][0]
+        choice["message"] = _render_message(blocks, choice.get("message") or {"role": "assistant"}, hints)
+        if stop_reason is not None:
+            choice["finish_reason"] = stop_reason
+    if model is not None:
+        body["model"] = model
+    if usage is not None:
+        body["usage"] = _render_usage(usage)
+    return body
+
+
+def _render_message(blocks: list[dict[str, Any]], residue: dict[str, Any], hints: dict[str, Any]) -> dict[str, Any]:
+    original = hints.get("original", {})
+    texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+    refusals = [b.get("text", "") for b in blocks if b.get("type") == "refusal"]
+    thinking = [b.get("thinking", "") for b in blocks if b.get("type") == "thinking"]
+    tool_blocks = [b for b in blocks if b.get("type") == "tool_use"]
+    derived: dict[str, Any] = {
+        "content": "".join(texts) if texts else None,
+        "refusal": "".join(refusals) if refusals else None,
+        "reasoning_content": "".join(thinking) if thinking else None,
+        "tool_calls": _render_tool_calls(tool_blocks, original.get("tool_calls")) if tool_blocks else None,
+    }
+    for key, value in original.items():
+        if derived[key] is None and not value:
+            derived[key] = value  # an empty original ("", [], None) that no canonical block records
+    keys = hints.get("keys") or ["role", "content", "refusal"]
+    rendered = {}
+    for key in keys:
+        rendered[key] = derived[key] if key in _DERIVED else residue.get(key)
+    for key, value in residue.items():
+        rendered.setdefault(key, value)
+    for key in _DERIVED:
+        if key not in rendered and derived[key] is not None:
+            rendered[key] = derived[key]
+    return rendered
+
+
+def _render_tool_calls(blocks: list[dict[str, Any]], original: Any) -> list[dict[str, Any]]:
+    """``tool_calls`` for tool_use blocks, reusing an original entry verbatim when it means the same."""
+    calls = []
+    originals = original if isinstance(original, list) else []
+    for position, block in enumerate(blocks):
+        if position < len(originals) and tool_use_block(originals[position]) == _strip(block):
+            calls.append(originals[position])
+            continue
+        value = block.get("input", {})
+        arguments = value if block.get("_input_parse_error") else orjson.dumps(value).decode()
+        calls.append({"id": block.get("id"), "type": "function",
+                      "function": {"name": block.get("name", ""), "arguments": arguments}})
+    return calls
+
+
+def _strip(block: dict[str, Any]) -> dict[str, Any]:
+    keep = ("type", "id", "name", "input", "_input_parse_error")
+    return {key: block[key] for key in keep if key in block}
+
+
+def _render_usage(usage: Usage) -> dict[str, Any]:
+    cached = usage.cache_read_input_tokens
+    prompt = (usage.input_tokens or 0) + (cached or 0)
+    completion = usage.output_tokens or 0
+    rendered: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                "total_tokens": prompt + completion}
+    if cached is not None:
+        rendered["prompt_tokens_details"] = {"cached_tokens": cached}
+    return rendered
+
+
+def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The canonical assistant message of ``choices[0]`` (None for an error body)."""
+    return response_to_canonical(body)[0]
+
+
+def response_usage(body: dict[str, Any]) -> Usage:
+    """Usage with cached prompt tokens split out: ``input_tokens`` = prompt - cached, as Anthropic counts."""
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return Usage()
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    prompt = usage.get("prompt_tokens")
+    extra = {k: v for k, v in usage.items() if k not in ("prompt_tokens", "completion_tokens")}
+    return Usage(
+        input_tokens=prompt - (cached or 0) if isinstance(prompt, int) else None,
+        output_tokens=usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else None,
+        cache_read_input_tokens=cached if isinstance(cached, int) else None,
+        **extra,
+    )
+
+
+def response_stop_reason(body: dict[str, Any]) -> str | None:
+    """``finish_reason`` of the first choice (``stop``, ``tool_calls``, ``length``, ``content_filter``)."""
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        reason = choices[0].get("finish_reason")
+        return reason if isinstance(reason, str) else None
+    return None
+
+
+def response_model(body: dict[str, Any]) -> str | None:
+    """The model that answered."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``error`` object of an error body (``{"error": {...}}``), else None."""
+    error = body.get("error")
+    if error and "choices" not in body:
+        return error if isinstance(error, dict) else {"message": str(error), "type": "server_error"}
+    return None
+
+
+def error_body(status: int, message: str, type: str | None = None) -> dict[str, Any]:
+    """An OpenAI error body for HTTP ``status``."""
+    kind = type or _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def stream_assembler() -> OpenAIStreamAssembler:
+    """A new incremental assembler for one chat completion stream."""
+    return OpenAIStreamAssembler()
+
+
+def assemble_stream(events: Iterable[ServerSentEvent]) -> dict[str, Any]:
+    """The chat completion a whole stream adds up to (the error body if a chunk carried an error)."""
+    assembler = OpenAIStreamAssembler()
+    for event in events:
+        assembler.feed(event)
+    return assembler.body()
+
+
+def render_stream(body: dict[str, Any]) -> bytes:
+    """A chat completion (or error body) as the SSE bytes the API would have streamed, ``[DONE]`` last."""
+    if response_error(body) is not None:
+        return encode_json_event(body) + encode_event("[DONE]")
+    return b"".join(encode_json_event(chunk) for chunk in render_chunks(body)) + encode_event("[DONE]")
+
+
+def _system_content(contents: list[Any]) -> Content | None:
+    if not contents:
+        return None
+    if len(contents) == 1 and isinstance(contents[0], str):
+        return contents[0]
+    blocks: list[dict[str, Any]] = []
+    for content in contents:
+        if isinstance(content, str):
+            blocks.append({"type": "text", "text": content})
+        elif isinstance(content, list):
+            blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
+    return blocks
+
+
+def _part_block(part: dict[str, Any]) -> dict[str, Any]:
+    """One content part as a canonical block (text, image; refusal; others kept as they are)."""
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    if kind == "refusal":
+        return {"type": "refusal", "text": part.get("refusal", "")}
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url", "") if isinstance(image, dict) else str(image or "")
+        block: dict[str, Any] = {"type": "image", "source": _image_source(url)}
+        if isinstance(image, dict) and image.get("detail") is not None:
+            block["detail"] = image["detail"]
+        return block
+    return copy.deepcopy(part)
+
+
+def _image_source(url: str) -> dict[str, Any]:
+    """A data URL as a base64 source, any other URL as a url source."""
+    if url.startswith("data:") and ";base64," in url:
+        header, data = url[len("data:") :].split(";base64,", 1)
+        return {"type": "base64", "media_type": header or "application/octet-stream", "data": data}
+    return {"type": "url", "url": url}
+
+
+def _canonical_blocks(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content if isinstance(block, dict)]

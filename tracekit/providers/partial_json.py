@@ -1,0 +1,30 @@
+"""Parsing tool-argument JSON that may be cut short, the way the official SDKs do.
+
+Both SDKs parse a growing ``input_json_delta`` / ``arguments`` buffer with ``jiter.from_json(...,
+partial_mode=True)``: a cut-off document gives the complete part (unfinished strings dropped). jiter is
+a dependency of both the anthropic and the openai SDK; without it only complete JSON is parsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+try:
+    import jiter
+except ImportError:  # pragma: no cover - jiter ships with the anthropic SDK
+    jiter = None  # type: ignore[assignment]
+
+
+def parse_partial_json(text: str) -> Any:
+    """The value of a possibly truncated JSON document; the raw ``text`` when it cannot be parsed."""
+    if jiter is not None:
+        try:
+            return jiter.from_json(text.encode("utf-8"), partial_mode=True)
+        except ValueError:
+            return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text

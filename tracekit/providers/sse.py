@@ -1,0 +1,162 @@
+"""Server-sent events: an incremental parser (bytes in, events out) and an encoder.
+
+The parser follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CR at the end of
+one chunk and an LF at the start of the next are one line break); a line starting with ``:`` is a
+comment; ``data`` lines of one event are joined with ``\\n``; a blank line dispatches the event. Chunks
+may split an event, a line, or a multi-byte UTF-8 character anywhere.
+
+Like the official SDKs, ``close()`` also dispatches a last event that has data but no blank line after
+it (a stream cut right after its final line still yields that event).
+
+Example::
+
+    parser = SSEParser()
+    for chunk in response_chunks:
+        for event in parser.feed(chunk):
+            print(event.event, event.json())
+    events = parser.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class ServerSentEvent:
+    """One dispatched event: its ``event`` name (None when the stream gave none), data, id and retry."""
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+    retry: int | None = None
+
+    def json(self) -> Any:
+        """The data parsed as JSON (raises ``orjson.JSONDecodeError`` when it is not)."""
+        return orjson.loads(self.data)
+
+
+class SSEParser:
+    """Turns byte chunks of an event stream into ``ServerSentEvent`` values, incrementally."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._after_cr = False
+        self._started = False
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """Consume one chunk; returns the events completed by it (possibly none)."""
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        self._after_cr = False
+        data = self._buffer + chunk
+        if not self._started:
+            if len(data) < len(_BOM) and _BOM.startswith(data):
+                self._buffer = data
+                return []
+            self._started = True
+            if data.startswith(_BOM):
+                data = data[len(_BOM) :]
+        events: list[ServerSentEvent] = []
+        start = 0
+        length = len(data)
+        while True:
+            cr = data.find(b"\r", start)
+            lf = data.find(b"\n", start)
+            if cr < 0 and lf < 0:
+                break
+            if cr < 0 or (0 <= lf < cr):
+                end, next_start = lf, lf + 1
+            elif cr + 1 < length:
+                end, next_start = cr, cr + 2 if data[cr + 1 : cr + 2] == b"\n" else cr + 1
+            else:
+                end, next_start = cr, cr + 1
+                self._after_cr = True
+            event = self._line(data[start:end])
+            if event is not None:
+                events.append(event)
+            start = next_start
+        self._buffer = data[start:]
+        return events
+
+    def close(self) -> list[ServerSentEvent]:
+        """End of stream: dispatch a pending event that has data (lenient, like the SDKs)."""
+        events: list[ServerSentEvent] = []
+        if self._buffer:
+            event = self._line(self._buffer)
+            self._buffer = b""
+            if event is not None:
+                events.append(event)
+        event = self._dispatch()
+        if event is not None:
+            events.append(event)
+        return events
+
+    def _line(self, raw: bytes) -> ServerSentEvent | None:
+        if not raw:
+            return self._dispatch()
+        line = raw.decode("utf-8", errors="replace")
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        return None
+
+    def _dispatch(self) -> ServerSentEvent | None:
+        if not self._data:
+            self._event = None
+            return None
+        event = ServerSentEvent(data="\n".join(self._data), event=self._event, id=self._id, retry=self._retry)
+        self._event = None
+        self._data = []
+        self._retry = None
+        return event
+
+
+def parse_sse(data: bytes | Iterable[bytes]) -> list[ServerSentEvent]:
+    """All events of a whole stream (bytes, or an iterable of byte chunks)."""
+    return list(iter_sse([data] if isinstance(data, bytes) else data))
+
+
+def iter_sse(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
+    """Events of a stream given as byte chunks, as soon as each is complete."""
+    parser = SSEParser()
+    for chunk in chunks:
+        yield from parser.feed(chunk)
+    yield from parser.close()
+
+
+def encode_event(data: str, event: str | None = None, id: str | None = None) -> bytes:
+    """One event as wire bytes (``event:`` line, one ``data:`` line per line of ``data``, blank line)."""
+    lines = []
+    if event is not None:
+        lines.append(f"event: {event}")
+    if id is not None:
+        lines.append(f"id: {id}")
+    lines.extend(f"data: {part}" for part in data.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def encode_json_event(value: Any, event: str | None = None) -> bytes:
+    """One event whose data is ``value`` as compact JSON (UTF-8, not escaped)."""
+    return encode_event(orjson.dumps(value).decode("utf-8"), event=event)
