@@ -86,6 +86,9 @@ def resolve_date(phrase: str, now: dt.date | None) -> DateSpan:
     if iso is not None:
         return DateSpan(iso, iso)
     if now is None:
+        match = _MONTH_DAY_RE.match(compact)
+        if match is not None and match["year"]:  # a full date needs no "now"
+            return _month_day(compact, dt.date.min)  # type: ignore[return-value]
         raise DateError(f"relative date {phrase!r} needs context.now")
     if compact in _DAY_OFFSETS:
         day = now + dt.timedelta(days=_DAY_OFFSETS[compact])

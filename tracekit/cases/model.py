@@ -368,11 +368,28 @@ class ToolTiers(_Strict):
     wrong: list[str] = Field(default_factory=list, description="Wrong tools for this task.")
 
 
-class Recovery(_Strict):
-    """Failure recovery is scored: a failure is injected and the agent must recover or explain."""
+RecoveryMode = Literal["retry", "fallback", "ask_user", "explain"]
 
-    expected: bool = Field(default=True, description="Whether a recovery (retry, fallback, ask) is expected.")
+
+def _default_recovery_modes() -> list[RecoveryMode]:
+    return ["retry", "fallback", "ask_user"]
+
+
+class Recovery(_Strict):
+    """Failure recovery is scored: a failure is injected and the agent must recover.
+
+    After the first failing result of ``failing_tool`` the agent recovered when it did one of ``accept``:
+    ``retry`` the tool with changed arguments, ``fallback`` to another tool, ``ask_user`` for the missing
+    information, or ``explain`` the failure with an alternative (judged). Relaying the error and stopping
+    is a fail. A case whose injected failure never fired is "recovery untested", never a full score.
+    """
+
+    expected: bool = Field(default=True, description="Whether a recovery is expected.")
     failing_tool: str | None = Field(default=None, description="The tool whose failure is injected.")
+    accept: list[RecoveryMode] = Field(
+        default_factory=_default_recovery_modes,
+        description="What counts as recovering: retry, fallback, ask_user, explain.",
+    )
 
 
 class AnswerCheck(_Strict):
@@ -394,7 +411,9 @@ class Expect(_Strict):
     )
     no_tool_call: bool | None = Field(default=None, description="true: the right answer calls no tool.")
     ask_user: bool | None = Field(
-        default=None, description="true: the agent should ask the user (and not call) before acting."
+        default=None,
+        description="true: the agent should ask the user (instead of calling with assumed values); "
+        "false: it must act without asking for what it already has.",
     )
     order: CallOrder | None = Field(default=None, description="Order requirement over the calls.")
     data_flow: list[DataFlow] = Field(default_factory=list, description="Values passed between calls.")
