@@ -64,12 +64,17 @@ def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds, mess
 def render_error(error: ErrorReply, request_id: str) -> WireResponse:
     """``error`` as the API's error response: ``{"type": "error", "error": {...}, "request_id": ...}``."""
     body = {"type": "error", "error": _error_object(error), "request_id": request_id}
-    headers = {"content-type": JSON_CONTENT_TYPE, "request-id": request_id, **retry_headers(error), **error.headers}
+    headers = {
+        "content-type": JSON_CONTENT_TYPE,
+        "request-id": request_id,
+        **retry_headers(error),
+        **error.headers,
+    }
     return WireResponse(error.status, headers, body=dumps(body))
 
 
 def retry_headers(error: ErrorReply) -> dict[str, str]:
-    """``x-should-retry``, ``retry-after-ms`` and ``retry-after`` as ``error`` asks (both providers use them)."""
+    """``x-should-retry``, ``retry-after-ms`` and ``retry-after`` as ``error`` asks (both providers)."""
     headers: dict[str, str] = {}
     if error.should_retry is not None:
         headers["x-should-retry"] = "true" if error.should_retry else "false"
@@ -95,8 +100,12 @@ def _block_json(block: Block, ids: FakeIds) -> dict[str, Any]:
     if isinstance(block, Text):
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUse):
-        return {"type": "tool_use", "id": block.id or ids.next("toolu_fake_"), "name": block.name,
-                "input": dict(block.input)}
+        return {
+            "type": "tool_use",
+            "id": block.id or ids.next("toolu_fake_"),
+            "name": block.name,
+            "input": dict(block.input),
+        }
     if isinstance(block, Thinking):
         signature = block.signature if block.signature is not None else fake_signature(block.thinking)
         return {"type": "thinking", "thinking": block.thinking, "signature": signature}
@@ -104,25 +113,40 @@ def _block_json(block: Block, ids: FakeIds) -> dict[str, Any]:
 
 
 def _message_events(message: dict[str, Any], reply: MessageReply, usage: dict[str, int]) -> list[bytes]:
-    start_message = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
-                     "usage": {**usage, "output_tokens": 1, "service_tier": "standard"}}
+    start_message = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1, "service_tier": "standard"},
+    }
     events = [_event("message_start", {"type": "message_start", "message": start_message})]
     for index, (block, block_json) in enumerate(zip(reply.content, message["content"], strict=True)):
-        events.append(_event("content_block_start", {
-            "type": "content_block_start", "index": index, "content_block": _start_block(block_json)}))
+        events.append(
+            _event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": _start_block(block_json)},
+            )
+        )
         if index == 0:
             events.append(_frame("ping", PING_DATA))
         for delta in _deltas(block, block_json, reply.chunk_size):
-            events.append(_event("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                         "delta": delta}))
+            events.append(
+                _event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
         events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
     if not reply.content:
         events.append(_frame("ping", PING_DATA))
-    events.append(_event("message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": usage,
-    }))
+    events.append(
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": usage,
+            },
+        )
+    )
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
 
@@ -145,7 +169,9 @@ def _deltas(block: Block, block_json: dict[str, Any], chunk_size: int) -> list[d
         pieces = ["", *split_json(tool_input_json(block), chunk_size)]
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
     if isinstance(block, Thinking):
-        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in split_text(block.thinking, chunk_size)]
+        deltas = [
+            {"type": "thinking_delta", "thinking": piece} for piece in split_text(block.thinking, chunk_size)
+        ]
         return [*deltas, {"type": "signature_delta", "signature": block_json["signature"]}]
     assert isinstance(block, RedactedThinking)
     return []

@@ -69,13 +69,22 @@ def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> W
     has_text = any(isinstance(block, Text) for block in reply.content)
     calls = [_tool_call(block, ids) for block in reply.content if isinstance(block, ToolUse)]
     finish_reason = FINISH_REASONS.get(reply.resolved_stop_reason, "stop")
-    head = {"id": completion_id, "created": FAKE_CREATED, "model": reply.model or request.model or "fake-model",
-            "service_tier": "default", "system_fingerprint": SYSTEM_FINGERPRINT}
+    head = {
+        "id": completion_id,
+        "created": FAKE_CREATED,
+        "model": reply.model or request.model or "fake-model",
+        "service_tier": "default",
+        "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
     usage = _usage(reply, request)
     headers = {"x-request-id": request_id, "openai-version": "2020-10-01", **reply.headers}
     if not request.stream:
-        message: dict[str, Any] = {"role": "assistant", "content": text if has_text else None, "refusal": None,
-                                   "annotations": []}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": text if has_text else None,
+            "refusal": None,
+            "annotations": [],
+        }
         if calls:
             message["tool_calls"] = calls
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
@@ -89,44 +98,66 @@ def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> W
         events = [_frame(dumps(chunk)) for chunk in chunks] + [_frame(b"[DONE]")]
         headers = {"content-type": SSE_CONTENT_TYPE, "cache-control": "no-cache", **headers}
         response = WireResponse(200, headers, events=events)
-    error_frame = _frame(dumps({"error": _error_object(reply.fault.error)})) if reply.fault and reply.fault.error \
+    error_frame = (
+        _frame(dumps({"error": _error_object(reply.fault.error)}))
+        if reply.fault and reply.fault.error
         else None
+    )
     return apply_stream_fault(response, reply.fault, error_frame)
 
 
 def render_error(error: ErrorReply, request_id: str) -> WireResponse:
     """``error`` as the API's error response: ``{"error": {"message", "type", "param", "code"}}``."""
-    headers = {"content-type": JSON_CONTENT_TYPE, "x-request-id": request_id, **retry_headers(error), **error.headers}
+    headers = {
+        "content-type": JSON_CONTENT_TYPE,
+        "x-request-id": request_id,
+        **retry_headers(error),
+        **error.headers,
+    }
     return WireResponse(error.status, headers, body=dumps({"error": _error_object(error)}))
 
 
 def _error_object(error: ErrorReply) -> dict[str, Any]:
     mapped_type, mapped_code = ERROR_TYPES.get(error.type, ("server_error", None))
-    return {"message": error.message, "type": error.openai_type or mapped_type, "param": error.param,
-            "code": error.openai_code if error.openai_code is not None else mapped_code}
+    return {
+        "message": error.message,
+        "type": error.openai_type or mapped_type,
+        "param": error.param,
+        "code": error.openai_code if error.openai_code is not None else mapped_code,
+    }
 
 
 def _tool_call(block: ToolUse, ids: FakeIds) -> dict[str, Any]:
-    return {"id": block.id or ids.next("call_fake_"), "type": "function",
-            "function": {"name": block.name, "arguments": tool_input_json(block)}}
+    return {
+        "id": block.id or ids.next("call_fake_"),
+        "type": "function",
+        "function": {"name": block.name, "arguments": tool_input_json(block)},
+    }
 
 
-def _chunks(head: dict[str, Any], text: str | None, calls: list[dict[str, Any]], finish_reason: str,
-            chunk_size: int) -> list[dict[str, Any]]:
+def _chunks(
+    head: dict[str, Any], text: str | None, calls: list[dict[str, Any]], finish_reason: str, chunk_size: int
+) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = []
     if text is not None or not calls:
         deltas.append({"role": "assistant", "content": "", "refusal": None})
         deltas.extend({"content": piece} for piece in split_text(text or "", chunk_size) if piece)
     for index, call in enumerate(calls):
-        header = {"index": index, "id": call["id"], "type": "function",
-                  "function": {"name": call["function"]["name"], "arguments": ""}}
+        header = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""},
+        }
         if not deltas:
             deltas.append({"role": "assistant", "content": None, "tool_calls": [header], "refusal": None})
         else:
             deltas.append({"tool_calls": [header]})
         for piece in split_json(call["function"]["arguments"], chunk_size):
             deltas.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    choices: list[dict[str, Any]] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None} for delta in deltas]
+    choices: list[dict[str, Any]] = [
+        {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None} for delta in deltas
+    ]
     choices.append({"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish_reason})
     return [{**head, "object": "chat.completion.chunk", "choices": [choice]} for choice in choices]
 
@@ -141,8 +172,12 @@ def _usage(reply: MessageReply, request: FakeRequest) -> dict[str, Any]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": thinking_tokens(reply), "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": thinking_tokens(reply),
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 

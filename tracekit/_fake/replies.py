@@ -29,7 +29,7 @@ class Text:
 
 @dataclass(frozen=True)
 class ToolUse:
-    """A tool call. ``id`` is assigned by the fake upstream (``toolu_fake_0001`` / ``call_fake_0001``) when None."""
+    """A tool call. ``id`` None: the fake upstream assigns ``toolu_fake_0001`` / ``call_fake_0001``."""
 
     name: str
     input: Mapping[str, Any] = field(default_factory=dict)
@@ -172,11 +172,13 @@ class ReplyOptions(TypedDict, total=False):
 
 
 def message_reply(*blocks: Block, **options: Unpack[ReplyOptions]) -> MessageReply:
-    """An assistant message made of ``blocks`` in order, e.g. ``message_reply(Thinking("..."), Text("..."))``."""
+    """An assistant message of ``blocks`` in order: ``message_reply(Thinking("..."), Text("..."))``."""
     return MessageReply(content=tuple(blocks), **options)
 
 
-def text_reply(text: str, *, thinking: str | Thinking | None = None, **options: Unpack[ReplyOptions]) -> MessageReply:
+def text_reply(
+    text: str, *, thinking: str | Thinking | None = None, **options: Unpack[ReplyOptions]
+) -> MessageReply:
     """An assistant message with one text block, after an optional thinking block."""
     return message_reply(*_thinking_blocks(thinking), Text(text), **options)
 

@@ -49,7 +49,7 @@ class FakeRequest:
 
     @property
     def retry_count(self) -> int:
-        """The SDK's ``x-stainless-retry-count`` header (0 for a first attempt or a client that sends none)."""
+        """The SDK's ``x-stainless-retry-count`` header (0 for a first attempt or when absent)."""
         try:
             return int(self.headers.get("x-stainless-retry-count", "0"))
         except ValueError:
@@ -58,4 +58,6 @@ class FakeRequest:
     @property
     def assistant_turns(self) -> int:
         """How many assistant messages the conversation (``messages``) already holds."""
-        return sum(1 for message in self.messages if isinstance(message, dict) and message.get("role") == "assistant")
+        return sum(
+            1 for message in self.messages if isinstance(message, dict) and message.get("role") == "assistant"
+        )

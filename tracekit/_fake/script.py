@@ -121,8 +121,11 @@ def by_turn(replies: Sequence[ReplyLike]) -> ScriptFunction:
         turn = request.assistant_turns
         if turn < len(fixed):
             return fixed[turn]
-        return error_reply(500, "api_error",
-                           f"tracekit fake upstream: by_turn has {len(fixed)} replies, the conversation is at "
-                           f"turn {turn}", should_retry=False)
+        return error_reply(
+            500,
+            "api_error",
+            f"tracekit fake upstream: by_turn has {len(fixed)} replies, the conversation is at turn {turn}",
+            should_retry=False,
+        )
 
     return answer

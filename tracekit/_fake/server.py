@@ -160,8 +160,12 @@ class FakeUpstream:
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
         await self._receive(request, None)
-        error = error_reply(404, "not_found_error", f"tracekit fake upstream: no route {request.method} "
-                                                   f"{request.path}", should_retry=False)
+        error = error_reply(
+            404,
+            "not_found_error",
+            f"tracekit fake upstream: no route {request.method} {request.path}",
+            should_retry=False,
+        )
         return (await self._deliver(request, self._render_error("anthropic", error)))[0]
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
@@ -169,8 +173,9 @@ class FakeUpstream:
         fake = await self._receive(request, provider)
         body = fake.body
         if not isinstance(body, dict):
-            error = error_reply(400, "invalid_request_error", "the request body is not a JSON object",
-                                should_retry=False)
+            error = error_reply(
+                400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
+            )
             return (await self._deliver(request, self._render_error(provider, error)))[0]
         if provider == "openai":
             fake.messages = list(body.get("messages") or [])
@@ -194,27 +199,45 @@ class FakeUpstream:
         for name, value in request.headers.items():
             key = name.lower()
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        fake = FakeRequest(index=len(self.requests), method=request.method, path=request.path, headers=headers,
-                           body=body, raw=raw, provider=provider, query=dict(request.query))
+        fake = FakeRequest(
+            index=len(self.requests),
+            method=request.method,
+            path=request.path,
+            headers=headers,
+            body=body,
+            raw=raw,
+            provider=provider,
+            query=dict(request.query),
+        )
         self.requests.append(fake)
         return fake
 
     async def _answer(
-        self, request: web.Request, fake: FakeRequest, provider: Provider, delivered: dict[str, Any] | None = None
+        self,
+        request: web.Request,
+        fake: FakeRequest,
+        provider: Provider,
+        delivered: dict[str, Any] | None = None,
     ) -> web.StreamResponse:
         try:
             reply: Reply = self.script.next_reply(fake)
         except Exception as exc:  # a user's script function: report it to the client and keep serving
             self.errors.append(exc)
-            reply = error_reply(500, "api_error", f"tracekit fake upstream: the script function raised {exc!r}",
-                                should_retry=False)
+            reply = error_reply(
+                500,
+                "api_error",
+                f"tracekit fake upstream: the script function raised {exc!r}",
+                should_retry=False,
+            )
         if isinstance(reply, ConnectionReset):
             await asyncio.sleep(reply.first_byte_delay)
             if request.transport is not None:
                 request.transport.abort()
             return web.Response()
         if isinstance(reply, ErrorReply):
-            return (await self._deliver(request, self._render_error(provider, reply), reply.first_byte_delay))[0]
+            return (
+                await self._deliver(request, self._render_error(provider, reply), reply.first_byte_delay)
+            )[0]
         wire = self._render_message(provider, reply, fake)
         response, whole = await self._deliver(request, wire, reply.first_byte_delay, reply.event_delay)
         if delivered is not None and whole and reply.fault is None:
@@ -232,7 +255,11 @@ class FakeUpstream:
         return openai_wire.render_error(error, self._ids.next("req_fake_"))
 
     async def _deliver(
-        self, request: web.Request, wire: WireResponse, first_byte_delay: float = 0.0, event_delay: float = 0.0
+        self,
+        request: web.Request,
+        wire: WireResponse,
+        first_byte_delay: float = 0.0,
+        event_delay: float = 0.0,
     ) -> tuple[web.StreamResponse, bool]:
         """Send ``wire``, applying delays and cuts; also say whether it was sent in full."""
         if first_byte_delay > 0:
@@ -275,4 +302,3 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_forever()
     finally:
         loop.close()
-

@@ -132,18 +132,31 @@ class ReplySpec(_Spec):
         if fault is not None and fault.kind == "reset":
             return ConnectionReset(first_byte_delay=delay.first_byte)
         if not has_content:
-            raise ValueError("a reply needs 'text', 'thinking', 'tool_use', 'content', 'error' or 'fault: reset'")
+            raise ValueError(
+                "a reply needs 'text', 'thinking', 'tool_use', 'content', 'error' or 'fault: reset'"
+            )
         if self.content is not None and any(v is not None for v in (self.text, self.thinking, self.tool_use)):
-            raise ValueError("'content' lists every block; do not combine it with 'text', 'thinking', 'tool_use'")
+            raise ValueError(
+                "'content' lists every block; do not combine it with 'text', 'thinking', 'tool_use'"
+            )
         usage = Usage(**self.usage.model_dump()) if self.usage else None
-        reply = MessageReply(content=tuple(self._blocks()), stop_reason=self.stop_reason, model=self.model,
-                             usage=usage, chunk_size=self.chunk_size, first_byte_delay=delay.first_byte,
-                             event_delay=delay.per_event, headers=self.headers)
+        reply = MessageReply(
+            content=tuple(self._blocks()),
+            stop_reason=self.stop_reason,
+            model=self.model,
+            usage=usage,
+            chunk_size=self.chunk_size,
+            first_byte_delay=delay.first_byte,
+            event_delay=delay.per_event,
+            headers=self.headers,
+        )
         if fault is None:
             return reply
         if fault.kind == "cut":
             return reply.cut_after(fault.after_events)
-        return reply.error_after(fault.after_events, type=fault.type, message=fault.message, status=fault.status)
+        return reply.error_after(
+            fault.after_events, type=fault.type, message=fault.message, status=fault.status
+        )
 
     def _blocks(self) -> list[Block]:
         if self.content is not None:
@@ -161,7 +174,9 @@ class ReplySpec(_Spec):
 
 
 def _block(spec: BlockSpec) -> Block:
-    required = {"text": "text", "tool_use": "name", "thinking": "thinking", "redacted_thinking": "data"}[spec.type]
+    required = {"text": "text", "tool_use": "name", "thinking": "thinking", "redacted_thinking": "data"}[
+        spec.type
+    ]
     if getattr(spec, required) is None:
         raise ValueError(f"a {spec.type} block needs '{required}'")
     if spec.type == "text":
@@ -188,19 +203,24 @@ def load_script(path: str | Path) -> Script:
             data = yaml.safe_load(text)
             lines = _entry_lines(text)
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ScriptError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {exc}") from exc
+        raise ScriptError(
+            f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {exc}"
+        ) from exc
     return script_from_data(data, source=str(path), lines=lines)
 
 
-def script_from_data(data: Any, *, source: str = "<script>", lines: dict[tuple[str, int], int] | None = None
-                     ) -> Script:
+def script_from_data(
+    data: Any, *, source: str = "<script>", lines: dict[tuple[str, int], int] | None = None
+) -> Script:
     """A Script from parsed script data (a list of reply specs, or a mapping of lists by provider)."""
     if isinstance(data, list):
         queues = {"replies": data}
     elif isinstance(data, dict):
         unknown = sorted(str(key) for key in data if key not in ("replies", "anthropic", "openai"))
         if unknown:
-            raise ScriptError(f"{source}: unknown top-level keys {unknown}; expected 'replies', 'anthropic', 'openai'")
+            raise ScriptError(
+                f"{source}: unknown top-level keys {unknown}; expected 'replies', 'anthropic', 'openai'"
+            )
         queues = data
     else:
         raise ScriptError(f"{source}: a script is a list of replies or a mapping of lists by provider")
@@ -209,7 +229,9 @@ def script_from_data(data: Any, *, source: str = "<script>", lines: dict[tuple[s
         if not isinstance(entries, list):
             raise ScriptError(f"{source}: '{queue}' must be a list of replies")
         replies[queue] = [_entry(entry, queue, i, source, lines or {}) for i, entry in enumerate(entries)]
-    return Script(replies.get("replies", []), anthropic=replies.get("anthropic"), openai=replies.get("openai"))
+    return Script(
+        replies.get("replies", []), anthropic=replies.get("anthropic"), openai=replies.get("openai")
+    )
 
 
 def _entry(entry: Any, queue: str, index: int, source: str, lines: dict[tuple[str, int], int]) -> Reply:
@@ -220,7 +242,9 @@ def _entry(entry: Any, queue: str, index: int, source: str, lines: dict[tuple[st
     try:
         return ReplySpec.model_validate(entry).to_reply()
     except ValidationError as exc:
-        problems = "; ".join(f"field '{'.'.join(map(str, e['loc'])) or '(entry)'}': {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"field '{'.'.join(map(str, e['loc'])) or '(entry)'}': {e['msg']}" for e in exc.errors()
+        )
         raise ScriptError(f"{where}: {problems}") from exc
     except ValueError as exc:
         raise ScriptError(f"{where}: {exc}") from exc
@@ -236,6 +260,9 @@ def _entry_lines(text: str) -> dict[tuple[str, int], int]:
     if isinstance(root, yaml.SequenceNode):
         sequences.append(("replies", root))
     elif isinstance(root, yaml.MappingNode):
-        sequences.extend((str(key.value), value) for key, value in root.value if isinstance(value, yaml.SequenceNode))
-    return {(queue, i): item.start_mark.line + 1 for queue, node in sequences for i, item in enumerate(node.value)}
-
+        sequences.extend(
+            (str(key.value), value) for key, value in root.value if isinstance(value, yaml.SequenceNode)
+        )
+    return {
+        (queue, i): item.start_mark.line + 1 for queue, node in sequences for i, item in enumerate(node.value)
+    }

@@ -51,24 +51,42 @@ class ThreadStore:
         previous = thread.get("previous_message_id")
         stored = self._threads.get(previous) if isinstance(previous, str) else None
         if stored is None:
-            return messages, _thread_error(404, "not_found_error", "thread_not_found",
-                                           f"No thread state was found for previous_message_id {previous!r}.")
+            return messages, _thread_error(
+                404,
+                "not_found_error",
+                "thread_not_found",
+                f"No thread state was found for previous_message_id {previous!r}.",
+            )
         assert isinstance(previous, str)
         if previous in self._continued:
-            return messages, _thread_error(400, "invalid_request_error", "thread_already_continued",
-                                           f"The response {previous!r} has already been continued.")
+            return messages, _thread_error(
+                400,
+                "invalid_request_error",
+                "thread_already_continued",
+                f"The response {previous!r} has already been continued.",
+            )
         if previous in self._in_flight:
-            return messages, _thread_error(400, "invalid_request_error", "thread_continue_in_flight",
-                                           f"Another request is still continuing from {previous!r}.")
+            return messages, _thread_error(
+                400,
+                "invalid_request_error",
+                "thread_continue_in_flight",
+                f"Another request is still continuing from {previous!r}.",
+            )
         repeated = [name for name in CREATE_ONLY_FIELDS if name in body]
         if repeated:
-            return messages, error_reply(400, "invalid_request_error",
-                                         f"{' and '.join(repeated)}: cannot be sent on a thread continuation; "
-                                         "the thread keeps the ones it was created with.", should_retry=False)
+            return messages, error_reply(
+                400,
+                "invalid_request_error",
+                f"{' and '.join(repeated)}: cannot be sent on a thread continuation; "
+                "the thread keeps the ones it was created with.",
+                should_retry=False,
+            )
         self._in_flight.add(previous)
         return [*stored.messages, *messages], None
 
-    def finish(self, body: Mapping[str, Any], messages: Sequence[Any], reply_message: Mapping[str, Any] | None) -> None:
+    def finish(
+        self, body: Mapping[str, Any], messages: Sequence[Any], reply_message: Mapping[str, Any] | None
+    ) -> None:
         """Record the outcome of a threaded request: the reply's conversation when it was delivered whole
         (``reply_message`` not None), and the continued reply as used up."""
         thread = body.get("thread")

@@ -37,7 +37,7 @@ FAKE_CREATED = 1775520000
 
 @dataclass
 class WireResponse:
-    """A rendered response: a status, headers, and either a JSON ``body`` or SSE ``events`` (one frame each)."""
+    """A rendered response: status, headers, and a JSON ``body`` or SSE ``events`` (one frame each)."""
 
     status: int
     headers: dict[str, str]
@@ -51,7 +51,7 @@ class WireResponse:
 
 
 class FakeIds:
-    """Counter-based ids, one counter per prefix: ``msg_fake_0001``, ``toolu_fake_0001``, ``chatcmpl-fake0001``."""
+    """Counter-based ids, one counter per prefix: ``msg_fake_0001``, ``toolu_fake_0001``, ..."""
 
     def __init__(self) -> None:
         self._counters: defaultdict[str, int] = defaultdict(int)
@@ -138,7 +138,9 @@ def _pick(given: int | None, computed: int) -> int:
     return computed if given is None else given
 
 
-def apply_stream_fault(response: WireResponse, fault: StreamFault | None, error_frame: bytes | None) -> WireResponse:
+def apply_stream_fault(
+    response: WireResponse, fault: StreamFault | None, error_frame: bytes | None
+) -> WireResponse:
     """``response`` broken as ``fault`` says: events cut mid-frame, or ended by ``error_frame``; a JSON
     body cut in half. An error fault on a JSON response is the caller's to render as an HTTP error."""
     if fault is None:

@@ -1,0 +1,56 @@
+"""``tracekit fake-upstream``: serve a scripted fake model API from a script file."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from tracekit.testing import FakeUpstream, ScriptError, load_script
+
+
+@click.command("fake-upstream")
+@click.option(
+    "--script",
+    "script_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML or JSON list of reply specs (see tracekit.testing.load_script).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port", required=True, type=click.IntRange(0, 65535), help="Port to bind; 0 picks a free one."
+)
+def fake_upstream(script_path: Path, host: str, port: int) -> None:
+    """Serve POST /v1/messages and POST /v1/chat/completions from a script, for tests.
+
+    Prints the base URL on the first line of standard output once it listens. Stops and exits 0 on
+    SIGTERM or SIGINT; prints how many requests it served to standard error.
+    """
+    try:
+        script = load_script(script_path)
+    except ScriptError as exc:
+        raise click.UsageError(str(exc)) from exc
+    try:
+        served = asyncio.run(_serve(FakeUpstream(script, host=host, port=port)))
+    except OSError as exc:
+        raise click.UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    click.echo(f"fake-upstream: served {served} requests, {script.remaining} scripted replies left", err=True)
+
+
+async def _serve(upstream: FakeUpstream) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await upstream.astart()
+    try:
+        click.echo(upstream.url)
+        sys.stdout.flush()
+        await stop.wait()
+    finally:
+        await upstream.aclose()
+    return len(upstream.requests)
