@@ -1,0 +1,451 @@
+"""Case checks: every machine check of a case's ``expect``, each with its result and evidence.
+
+One function per kind of expectation; ``evaluate_expect`` runs those the case uses, in a fixed order.
+A check's result is ``pass``, ``acceptable`` or ``fail``; ``untested`` (recovery expected but no
+failure happened) and ``info`` (a note, e.g. parallel calls) never decide the verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from tracekit.analyze import counts
+from tracekit.analyze.matchers import MISSING, MatchContext, argument_value, equal_values, match_argument
+from tracekit.analyze.values import values_at
+
+if TYPE_CHECKING:
+    from tracekit.analyze.binding import CaseRun
+    from tracekit.analyze.graph import CallNode
+    from tracekit.cases import ExpectedCall, Tiers
+
+CheckResult = Literal["pass", "acceptable", "fail", "pending", "untested", "info"]
+
+#: Results that decide a verdict, worst last.
+GRADES: tuple[CheckResult, ...] = ("pass", "acceptable", "fail")
+
+
+@dataclass
+class Check:
+    """One check of a case against a trace."""
+
+    name: str
+    """What was checked: ``calls[0]:search_flights``, ``forbidden_tools``, ``call_count``, ..."""
+    result: CheckResult
+    evidence: str
+    """What was seen, in a sentence."""
+    calls: list[int] = field(default_factory=list)
+    """Trace indexes of the calls the evidence refers to."""
+    expected: Any = None
+    actual: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check as listed in ``verdict.checks``."""
+        value: dict[str, Any] = {"check": self.name, "result": self.result, "evidence": self.evidence}
+        if self.calls:
+            value["calls"] = self.calls
+        if self.expected is not None:
+            value["expected"] = self.expected
+        if self.actual is not None:
+            value["actual"] = self.actual
+        return value
+
+
+def evaluate_expect(run: CaseRun) -> list[Check]:
+    """Every machine check the case's ``expect`` asks for."""
+    checks: list[Check] = []
+    for evaluate in _CHECKS:
+        checks.extend(evaluate(run))
+    return checks
+
+
+# --------------------------------------------------------------------------- required and forbidden calls
+
+
+def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[bool, list[str]]:
+    """Whether ``node`` satisfies an expected call (tool and every argument matcher), with reasons."""
+    if node.tool not in expected.tools:
+        return False, [f"tool {node.tool} is not {' or '.join(expected.tools)}"]
+    schema = _input_schema(run, node.tool)
+    earlier = [other for other in run.graph.nodes if other.index != node.index and other.returned_before(node)]
+    ok, reasons = True, []
+    for name, matcher in expected.args.items():
+        from tracekit.cases.schema_check import property_schema
+
+        context = MatchContext(
+            now=run.case.context.now,
+            param_schema=property_schema(schema, name) if schema else None,
+            earlier=earlier,
+        )
+        value = argument_value(node.arguments, name)
+        matched, why = match_argument(matcher, value, context)
+        ok = ok and matched
+        reasons.append(f"{name}: {'ok' if matched else 'no'} ({why})")
+    return ok, reasons
+
+
+def _required_calls(run: CaseRun) -> Iterator[Check]:
+    for position, expected in enumerate(run.case.expect.calls):
+        name = f"calls[{position}]:{'|'.join(expected.tools)}"
+        candidates = [node for node in run.judged if node.tool in expected.tools]
+        if not candidates:
+            called = ", ".join(node.tool for node in run.judged) or "no tool"
+            yield Check(name, "fail", f"{' or '.join(expected.tools)} was never called (called: {called})")
+            continue
+        outcomes = [(node, *call_matches(run, expected, node)) for node in candidates]
+        good = next((outcome for outcome in outcomes if outcome[1]), None)
+        if good is not None:
+            node, _, reasons = good
+            detail = f": {'; '.join(reasons)}" if reasons else ""
+            yield Check(name, "pass", f"call #{node.index} {node.tool}{detail}", [node.index])
+        else:
+            node, _, reasons = outcomes[-1]
+            yield Check(
+                name,
+                "fail",
+                f"no {node.tool} call with the expected arguments; call #{node.index}: {'; '.join(reasons)}",
+                [n.index for n, _, _ in outcomes],
+                actual=node.arguments,
+            )
+
+
+def _forbidden_tools(run: CaseRun) -> Iterator[Check]:
+    forbidden = run.case.expect.forbidden_tools
+    if not forbidden:
+        return
+    used = [node for node in run.judged if node.tool in forbidden]
+    if used:
+        names = ", ".join(sorted({node.tool for node in used}))
+        yield Check("forbidden_tools", "fail", f"called forbidden tool(s) {names}", [n.index for n in used], forbidden)
+    else:
+        yield Check("forbidden_tools", "pass", f"none of {', '.join(forbidden)} was called", expected=forbidden)
+
+
+def _forbidden_calls(run: CaseRun) -> Iterator[Check]:
+    for position, expected in enumerate(run.case.expect.forbidden_calls):
+        name = f"forbidden_calls[{position}]:{'|'.join(expected.tools)}"
+        hits = [node for node in run.judged if call_matches(run, expected, node)[0]]
+        note = f" ({expected.note})" if expected.note else ""
+        if hits:
+            shown = "; ".join(f"#{node.index} {node.tool} {node.arguments}" for node in hits[:3])
+            yield Check(name, "fail", f"made a forbidden call{note}: {shown}", [node.index for node in hits])
+        else:
+            yield Check(name, "pass", f"no such call{note}")
+
+
+def _no_tool_call(run: CaseRun) -> Iterator[Check]:
+    if run.case.expect.no_tool_call is not True:
+        return
+    if run.judged:
+        names = ", ".join(node.tool for node in run.judged)
+        yield Check(
+            "no_tool_call",
+            "fail",
+            f"the answer needs no tool, but it called {names}",
+            [node.index for node in run.judged],
+        )
+    else:
+        yield Check("no_tool_call", "pass", "answered without calling a tool")
+
+
+def _ask_user(run: CaseRun) -> Iterator[Check]:
+    wanted = run.case.expect.ask_user
+    if wanted is None:
+        return
+    asked = counts.questions(run.trace, run.history_messages)
+    first_question = asked[0].message_index if asked else None
+    calls_before = [node for node in run.judged if first_question is None or node.turn < first_question]
+    if wanted:
+        if asked and not calls_before:
+            yield Check("ask_user", "pass", f"asked the user before calling any tool: {asked[0].text[:120]!r}")
+        elif asked:
+            yield Check(
+                "ask_user",
+                "fail",
+                "called tools on assumed values before asking the user",
+                [node.index for node in calls_before],
+            )
+        else:
+            yield Check(
+                "ask_user",
+                "fail",
+                "never asked the user for the missing information",
+                [node.index for node in run.judged],
+            )
+    elif asked and not calls_before:
+        yield Check(
+            "ask_user",
+            "fail",
+            f"asked the user instead of calling a tool with what it already knew: {asked[0].text[:120]!r}",
+        )
+    else:
+        yield Check("ask_user", "pass", "did not ask the user before acting")
+
+
+# --------------------------------------------------------------------------- order and data flow
+
+
+def order_holds(mode: str, sequence: list[str], tools: list[str]) -> bool:
+    """Whether a sequence of tool names meets an order requirement (see ``CallOrder``)."""
+    if mode == "strict":
+        return sequence == tools
+    if mode == "in-order":
+        remaining = iter(sequence)
+        return all(any(name == tool for name in remaining) for tool in tools)
+    if mode == "any-order":
+        have = Counter(sequence)
+        return all(have[tool] >= count for tool, count in Counter(tools).items())
+    if mode == "subset":
+        return set(sequence) <= set(tools)
+    if mode == "superset":
+        return set(sequence) >= set(tools)
+    raise ValueError(f"unknown order mode {mode!r}")
+
+
+def _order(run: CaseRun) -> Iterator[Check]:
+    order = run.case.expect.order
+    if order is None:
+        return
+    sequence = [node.tool for node in run.judged]
+    ok = order_holds(order.mode, sequence, order.tools)
+    shown = " → ".join(sequence) or "no calls"
+    yield Check(
+        f"order:{order.mode}",
+        "pass" if ok else "fail",
+        f"calls: {shown}; expected ({order.mode}): {' → '.join(order.tools)}",
+        [node.index for node in run.judged],
+        order.tools,
+        sequence,
+    )
+
+
+def _data_flow(run: CaseRun) -> Iterator[Check]:
+    for flow in run.case.expect.data_flow:
+        name = f"data_flow:{flow.from_tool}.{flow.from_path}->{flow.to_tool}.{flow.to_arg}"
+        targets = [node for node in run.judged if node.tool == flow.to_tool]
+        if not targets:
+            yield Check(name, "fail", f"{flow.to_tool} was never called")
+            continue
+        evidence = []
+        passed = None
+        for node in targets:
+            value = argument_value(node.arguments, flow.to_arg)
+            sources = [
+                s for s in run.graph.nodes if s.tool == flow.from_tool and s.succeeded and s.returned_before(node)
+            ]
+            source = next(
+                (s for s in sources if any(equal_values(v, value) for v in values_at(s.result, flow.from_path))), None
+            )
+            if value is not MISSING and source is not None:
+                passed = (node, source, value)
+                break
+            evidence.append(
+                f"#{node.index} {flow.to_arg}={value!r}" + ("" if sources else f" (no {flow.from_tool} before)")
+            )
+        if passed:
+            node, source, value = passed
+            yield Check(
+                name,
+                "pass",
+                f"call #{node.index} passes {value!r} from call #{source.index}",
+                [source.index, node.index],
+            )
+        else:
+            yield Check(
+                name,
+                "fail",
+                f"{flow.to_arg} does not come from {flow.from_tool}.{flow.from_path}: " + "; ".join(evidence),
+                [node.index for node in targets],
+            )
+
+
+def _no_repeated_calls(run: CaseRun) -> Iterator[Check]:
+    if run.case.expect.no_repeated_calls is not True:
+        return
+    repeats = [
+        node
+        for node in run.judged
+        if any(o.key == node.key and o.succeeded and o.returned_before(node) for o in run.graph.nodes)
+    ]
+    if repeats:
+        yield Check(
+            "no_repeated_calls",
+            "fail",
+            "repeated an earlier successful call: " + ", ".join(f"#{n.index} {n.tool}" for n in repeats),
+            [n.index for n in repeats],
+        )
+    else:
+        yield Check("no_repeated_calls", "pass", "no call repeats an earlier successful call")
+
+
+def _parallel(run: CaseRun) -> Iterator[Check]:
+    for group in run.case.expect.parallel:
+        turns = {node.tool: node.turn for node in run.judged if node.tool in group}
+        together = len(turns) == len(set(group)) and len(set(turns.values())) == 1
+        state = "issued in one turn" if together else "not issued in one turn"
+        yield Check(f"parallel:{'+'.join(group)}", "info", f"{', '.join(group)} {state} (a performance note)")
+
+
+# --------------------------------------------------------------------------- tiers
+
+
+def _tiered(name: str, tiers: Tiers, value: int | float, evidence: str, calls: list[int] | None = None) -> Check:
+    grade = tiers.grade(value)
+    bounds = {"pass": tiers.pass_.model_dump(exclude_none=True)}
+    if tiers.acceptable is not None:
+        bounds["acceptable"] = tiers.acceptable.model_dump(exclude_none=True)
+    return Check(name, grade, evidence, calls or [], bounds, value)
+
+
+def _count_tiers(run: CaseRun) -> Iterator[Check]:
+    expect = run.case.expect
+    judged = run.judged
+    if expect.call_count is not None:
+        shown = ", ".join(node.tool for node in judged) or "none"
+        yield _tiered(
+            "call_count",
+            expect.call_count,
+            len(judged),
+            f"{len(judged)} tool calls ({shown})",
+            [node.index for node in judged],
+        )
+    for tool, tiers in expect.tool_counts.items():
+        calls = [node.index for node in judged if node.tool == tool]
+        yield _tiered(f"tool_counts:{tool}", tiers, len(calls), f"{len(calls)} calls of {tool}", calls)
+    if expect.output_tokens is not None:
+        count = run.answer_tokens
+        yield _tiered(
+            "output_tokens", expect.output_tokens, count.tokens, f"final answer: {count.tokens} tokens ({count.method})"
+        )
+    if expect.retries is not None or expect.max_retries is not None:
+        number, calls = counts.retries(judged)
+        if expect.retries is not None:
+            yield _tiered(
+                "retries", expect.retries, number, f"at most {number} re-calls of a tool after an error", calls
+            )
+        if expect.max_retries is not None:
+            ok = number <= expect.max_retries
+            yield Check(
+                "max_retries",
+                "pass" if ok else "fail",
+                f"{number} re-calls of a tool after an error (allowed {expect.max_retries})",
+                calls,
+                expect.max_retries,
+                number,
+            )
+    if expect.asks is not None:
+        asked = counts.questions(run.trace, run.history_messages)
+        yield _tiered("asks", expect.asks, len(asked), f"{len(asked)} questions to the user after the history")
+    if expect.loop_repeats is not None:
+        number, calls = counts.loop_repeats(judged)
+        yield _tiered(
+            "loop_repeats", expect.loop_repeats, number, f"a cycle of calls ran {number} times in a row", calls
+        )
+    if expect.attempts is not None:
+        number = counts.attempts(judged)
+        yield _tiered("attempts", expect.attempts, number, f"{number} distinct calls tried")
+
+
+# --------------------------------------------------------------------------- selection, recovery, answer
+
+
+def _tool_tiers(run: CaseRun) -> Iterator[Check]:
+    tiers = run.case.expect.tool_tiers
+    if tiers is None:
+        return
+    from tracekit.analyze.selection import needs_a_tool, tool_tier
+
+    if not run.judged:
+        if needs_a_tool(run):
+            yield Check(
+                "tool_tiers", "fail", "no tool called, but the best choice is a tool", expected=tiers.model_dump()
+            )
+        else:
+            yield Check("tool_tiers", "pass", "no tool called ('none' is best)", expected=tiers.model_dump())
+        return
+    tiers_of = {node.index: tool_tier(run, node.tool)[0] for node in run.judged}
+    found = set(tiers_of.values())
+    shown = ", ".join(f"#{i} {run.graph.node(i).tool}={tier}" for i, tier in tiers_of.items())
+    result: CheckResult = "fail" if "wrong" in found else "acceptable" if "acceptable" in found else "pass"
+    if "none" in tiers.best and found - {"best"}:
+        shown += " (over-tooling: answering without a tool was best)"
+    yield Check("tool_tiers", result, shown, list(tiers_of), tiers.model_dump(), tiers_of)
+
+
+def _recovery(run: CaseRun) -> Iterator[Check]:
+    recovery = run.case.expect.recovery
+    if recovery is None or not recovery.expected:
+        return
+    from tracekit.analyze.recovery import recovery_episodes
+
+    episodes = recovery_episodes(run, recovery.failing_tool)
+    if not episodes:
+        what = f"{recovery.failing_tool} never failed" if recovery.failing_tool else "No failure observed"
+        yield Check("recovery", "untested", f"{what}: recovery untested", expected=recovery.accept)
+        return
+    first = episodes[0]
+    calls = first.failures
+    accepted = first.accepted([mode for mode in recovery.accept if mode != "explain"])
+    if accepted:
+        yield Check("recovery", "pass", f"{first.describe()} (accepted: {', '.join(accepted)})", calls, recovery.accept)
+    elif "explain" in recovery.accept:
+        hint = " (the answer mentions the failure)" if first.reported else ""
+        yield Check(
+            "recovery",
+            "pending",
+            f"{first.describe()}; whether it explained the failure with an alternative needs the judge{hint}",
+            calls,
+            recovery.accept,
+        )
+    else:
+        yield Check(
+            "recovery",
+            "fail",
+            f"{first.describe()}: no accepted recovery ({', '.join(recovery.accept)})",
+            calls,
+            recovery.accept,
+        )
+
+
+def _answer(run: CaseRun) -> Iterator[Check]:
+    answer_check = run.case.expect.answer
+    if answer_check is None:
+        return
+    import re
+
+    text = run.final_answer
+    problems = [f"missing {s!r}" for s in answer_check.contains_all if s not in text]
+    if answer_check.contains_any and not any(s in text for s in answer_check.contains_any):
+        problems.append(f"none of {answer_check.contains_any!r}")
+    problems += [f"contains {s!r}" for s in answer_check.not_contains if s in text]
+    if answer_check.regex is not None and re.search(answer_check.regex, text) is None:
+        problems.append(f"does not match /{answer_check.regex}/")
+    shown = text[:160] + ("…" if len(text) > 160 else "")
+    if problems:
+        yield Check("answer", "fail", f"final answer {'; '.join(problems)}: {shown!r}")
+    else:
+        yield Check("answer", "pass", f"final answer: {shown!r}")
+
+
+def _input_schema(run: CaseRun, tool: str) -> dict[str, Any] | None:
+    catalog = run.catalog
+    return catalog[tool].input_schema if catalog is not None and tool in catalog else None
+
+
+_CHECKS: list[Callable[[CaseRun], Iterator[Check]]] = [
+    _required_calls,
+    _forbidden_tools,
+    _forbidden_calls,
+    _no_tool_call,
+    _ask_user,
+    _order,
+    _data_flow,
+    _no_repeated_calls,
+    _count_tiers,
+    _tool_tiers,
+    _recovery,
+    _answer,
+    _parallel,
+]

@@ -1,0 +1,64 @@
+"""``alternating_loop``: a short cycle of calls (A B, A B C) repeated back to back, identically."""
+
+from __future__ import annotations
+
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+
+
+@detector("alternating_loop", min_period=2, max_period=4, min_repeats=2, error_from=3)
+def alternating_loop(context: DetectorContext) -> list[Finding]:
+    """A cycle of 2-4 calls, not all identical, repeated back to back with the same tool and arguments
+    position by position. Calls of the same tools with different arguments (paging, iterating over
+    results) never match.
+
+    Options: ``min_period`` / ``max_period`` (cycle lengths), ``min_repeats`` (repetitions of the cycle
+    to flag), ``error_from`` (repetitions from which the finding is an error).
+    """
+    options = context.options
+    periods = range(int(options["min_period"]), int(options["max_period"]) + 1)
+    min_repeats, error_from = int(options["min_repeats"]), int(options["error_from"])
+    nodes = context.graph.nodes
+    keys = [node.key for node in nodes]
+    findings = []
+    start = 0
+    while start < len(keys):
+        match = _cycle_at(keys, start, periods, min_repeats)
+        if match is None:
+            start += 1
+            continue
+        period, repeats = match
+        span = nodes[start : start + period * repeats]
+        judged = [node.index for node in span if not node.history]
+        if judged:
+            cycle = " → ".join(node.tool for node in span[:period])
+            findings.append(
+                Finding(
+                    kind="alternating_loop",
+                    severity="error" if repeats >= error_from else "warning",
+                    calls=judged,
+                    context_calls=[node.index for node in span if node.history],
+                    message=(
+                        f"The cycle {cycle} ran {repeats} times in a row with identical arguments each time; "
+                        f"the results will not change, so stop the loop and work with what you have, try "
+                        f"a different approach, or tell the user what is missing."
+                    ),
+                )
+            )
+        start += period * repeats
+    return findings
+
+
+def _cycle_at(keys: list[str], start: int, periods: range, min_repeats: int) -> tuple[int, int] | None:
+    """The shortest cycle starting at ``start`` that repeats at least ``min_repeats`` times."""
+    for period in periods:
+        if start + period * min_repeats > len(keys):
+            break
+        if len(set(keys[start : start + period])) == 1:
+            continue
+        length = period
+        while start + length < len(keys) and keys[start + length] == keys[start + length - period]:
+            length += 1
+        repeats = length // period
+        if repeats >= min_repeats:
+            return period, repeats
+    return None

@@ -1,0 +1,49 @@
+"""``repeated_call``: a call identical to an earlier call that had already returned a non-error result."""
+
+from __future__ import annotations
+
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.graph import CallNode
+
+
+@detector("repeated_call", min_repeats=1, error_from=3)
+def repeated_call(context: DetectorContext) -> list[Finding]:
+    """A call whose tool and canonical arguments equal those of an earlier call that had already succeeded.
+
+    Options: ``min_repeats`` (repeats of one call before it is flagged; 1 flags the first repeat),
+    ``error_from`` (repeats from which the finding is an error rather than a warning).
+    """
+    min_repeats = int(context.options["min_repeats"])
+    error_from = int(context.options["error_from"])
+    first_success: dict[str, CallNode] = {}
+    repeats: dict[str, list[CallNode]] = {}
+    for node in context.graph:
+        original = first_success.get(node.key)
+        if original is not None and original.returned_before(node):
+            repeats.setdefault(node.key, []).append(node)
+        elif node.succeeded and original is None:
+            first_success[node.key] = node
+    findings = []
+    for key, nodes in repeats.items():
+        judged = [node.index for node in nodes if not node.history]
+        if not judged or len(nodes) < min_repeats:
+            continue
+        original = first_success[key]
+        pattern = [original, *nodes]
+        calls = [node.index for node in pattern if not node.history]
+        where = "in the conversation history" if original.history else f"as call #{original.index}"
+        times = "once more" if len(nodes) == 1 else f"{len(nodes)} more times"
+        findings.append(
+            Finding(
+                kind="repeated_call",
+                severity="error" if len(nodes) >= error_from else "warning",
+                calls=calls,
+                context_calls=[node.index for node in pattern if node.history],
+                message=(
+                    f"{original.tool} was called {times} with the same arguments after it had already "
+                    f"succeeded {where}; reuse that result instead of calling again "
+                    f"(repeat{'s' if len(judged) > 1 else ''}: {', '.join(f'#{i}' for i in judged)})."
+                ),
+            )
+        )
+    return findings

@@ -1,0 +1,77 @@
+"""``ungrounded_argument``: an identifier argument whose value the agent cannot have seen anywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.graph import CallNode
+from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, same_scalar, scalar_text, values_at
+
+
+@detector("ungrounded_argument", generic_names=True)
+def ungrounded_argument(context: DetectorContext) -> list[Finding]:
+    """An identifier argument (declared in the catalog's ``id_params``, or, with ``generic_names``, named
+    ``id`` / ``*_id``) whose value occurs in no earlier tool result, user or system message, or case
+    context: the agent made it up."""
+    findings = []
+    nodes = context.graph.nodes
+    for node in nodes:
+        if node.history:
+            continue
+        ungrounded = [
+            (path, value)
+            for path, value in _identifier_arguments(node, context)
+            if not _grounded(value, node, nodes, context)
+        ]
+        if not ungrounded:
+            continue
+        described = ", ".join(f"{path}={value!r}" for path, value in ungrounded)
+        findings.append(
+            Finding(
+                kind="ungrounded_argument",
+                severity="warning",
+                calls=[node.index],
+                message=(
+                    f"{node.tool} (call #{node.index}) was given {described}, a value that appears in no "
+                    f"earlier tool result, user message or case context; look the identifier up with a "
+                    f"tool or ask the user instead of guessing it."
+                ),
+            )
+        )
+    return findings
+
+
+def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tuple[str, Any]]:
+    arguments = node.arguments
+    if not isinstance(arguments, dict):
+        return []
+    found: dict[str, Any] = {}
+    if context.catalog is not None and node.tool in context.catalog:
+        for param in context.catalog[node.tool].id_params:
+            for value in values_at(arguments, param):
+                for path, leaf in leaves(value, param):
+                    found.setdefault(path, leaf)
+    if context.options.get("generic_names", True):
+        for path, leaf in leaves(arguments):
+            if is_identifier_name(path):
+                found.setdefault(path, leaf)
+    return [(path, value) for path, value in found.items() if scalar_text(value)]
+
+
+def _grounded(value: Any, node: CallNode, nodes: list[CallNode], context: DetectorContext) -> bool:
+    for earlier in nodes:
+        if earlier.index == node.index or not earlier.returned_before(node):
+            continue
+        result = earlier.result
+        if isinstance(result, (dict, list)):
+            if any(same_scalar(value, leaf) for _, leaf in leaves(result)):
+                return True
+            if isinstance(value, str) and occurs_in(value, earlier.result_text):
+                return True
+        elif occurs_in(value, earlier.result_text):
+            return True
+    for message_index, text in context.message_texts:
+        if message_index < node.turn and occurs_in(value, text):
+            return True
+    return any(occurs_in(value, text) for text in context.case_texts)

@@ -1,0 +1,72 @@
+"""``unused_output``: a successful lookup whose identifiers nothing ever used."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.graph import CallNode
+from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, same_scalar, scalar_text, values_at
+
+
+@detector("unused_output", generic_lookup_pattern="lookup")
+def unused_output(context: DetectorContext) -> list[Finding]:
+    """A successful lookup call (catalog ``kind: lookup``; without a catalog entry, a tool whose name
+    matches ``generic_lookup_pattern``) none of whose identifier values occurs in any later call's
+    arguments or in the agent's final answer."""
+    pattern = str(context.options.get("generic_lookup_pattern") or "")
+    findings = []
+    nodes = context.graph.nodes
+    for node in nodes:
+        if node.history or not node.succeeded:
+            continue
+        output_ids = _lookup_output_ids(node.tool, context, pattern)
+        if output_ids is None:
+            continue
+        values = _identifier_values(node.result, output_ids)
+        if not values or any(_used(value, node, nodes, context.final_answer) for value in values):
+            continue
+        shown = ", ".join(repr(value) for value in values[:3])
+        findings.append(
+            Finding(
+                kind="unused_output",
+                severity="info",
+                calls=[node.index],
+                message=(
+                    f"{node.tool} (call #{node.index}) looked up {shown}, but no later call and not the "
+                    f"final answer used it; either pass the identifier on to the call that needs it or "
+                    f"skip the lookup."
+                ),
+            )
+        )
+    return findings
+
+
+def _lookup_output_ids(tool: str, context: DetectorContext, pattern: str) -> list[str] | None:
+    """The output id paths of a lookup tool ([] = generic identifier names), None when not a lookup."""
+    catalog = context.catalog
+    if catalog is not None and tool in catalog:
+        spec = catalog[tool]
+        return list(spec.output_ids) if spec.kind == "lookup" else None
+    if pattern and re.search(pattern, tool):
+        return []
+    return None
+
+
+def _identifier_values(result: Any, output_ids: list[str]) -> list[Any]:
+    if output_ids:
+        found = [leaf for path in output_ids for value in values_at(result, path) for _, leaf in leaves(value)]
+    else:
+        found = [leaf for path, leaf in leaves(result) if is_identifier_name(path)]
+    return [value for value in found if scalar_text(value)]
+
+
+def _used(value: Any, lookup: CallNode, nodes: list[CallNode], answer: str) -> bool:
+    for later in nodes:
+        if not lookup.returned_before(later):
+            continue
+        for _, leaf in leaves(later.arguments):
+            if same_scalar(value, leaf) or (isinstance(leaf, str) and occurs_in(value, leaf)):
+                return True
+    return occurs_in(value, answer)

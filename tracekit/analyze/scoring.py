@@ -1,0 +1,225 @@
+"""Scores of a case run: seed 003's 100-point tool-use score and seed 001's efficiency figures.
+
+Seed 003 (``003_2a7f1a00ccb9142a.txt``), four dimensions:
+
+- selection, 40: every call after the history is tiered best (40) / acceptable (30) / wrong (0) and the
+  score is their mean. Tiers come from the case's ``tool_tiers``; without them from its expectations
+  (expected tools best, forbidden tools wrong, other offered tools acceptable). A tool the case does not
+  offer at all is wrong (the seed: a tool outside the registry is wrong). ``none`` (no tool) is never
+  penalised here, but calling a tool where ``none`` is best is reported as over-tooling. With no call at
+  all the seed gives 40; here that holds only when no tool was needed.
+- parameters, 20: share of calls whose parameters are right: JSON that fits the tool's schema, matching
+  the case's expected arguments for that tool, breaking none of its ``forbidden_calls`` rules, not
+  rejected by the tool as a parameter error, and passing the seed's light semantic rules (SQL needs
+  WHERE or LIMIT; a search needs a time range or an entity; a calculator needs a math expression).
+- recovery, 20: share of failure episodes recovered (``recovery.py``). With no failure the seed's 20
+  points stand, but the state is ``untested`` and says "No failure observed, recovery untested". The
+  recovery-mechanism bonus adds 5 points when the agent retried or fell back after a failure.
+- efficiency, 20: minimal necessary calls (``expect.minimal_calls``; else the number of distinct tools
+  used, the seed's fallback) / actual calls, at most 1.
+
+Total: the sum plus the bonus, at most 100; 优秀 from 80, 合格 from 60, else 不合格.
+
+Seed 001 (``001_141120856610bd3f.txt``): efficiency ratio = actual steps / optimal steps (2 steps where
+1 is optimal is 2.0), redundant-call rate, output tokens, and the overall efficiency score
+(optimal steps / steps) x (optimal tokens / tokens) x 100, each factor at most 1.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from tracekit.analyze.checks import call_matches
+from tracekit.analyze.recovery import has_recovery_mechanism, recovery_episodes
+from tracekit.analyze.selection import TIER_POINTS, needs_a_tool, tool_tier
+
+if TYPE_CHECKING:
+    from tracekit.analyze.binding import CaseRun
+    from tracekit.analyze.graph import CallNode
+
+MECHANISM_BONUS = 5.0
+UNTESTED_NOTE = "No failure observed, recovery untested"
+
+_TIME = re.compile(
+    r"\d{4}|\d{1,2}\s*月|季度|年|周|星期|今天|明天|后天|昨天|近期|最近|本月|上月|下月|\d{1,2}[-/]\d{1,2}"
+)
+_GENERIC_WORDS = re.compile(
+    r"信息|数据|内容|新闻|东西|资料|搜索|查询|结果|一下|相关|什么|最新|热门|推荐|的|"
+    r"\b(?:info|information|data|news|latest|search|stuff|things|results?)\b",
+    re.I,
+)
+_MATH = re.compile(r"^[\d\s+\-*/().%,^]+$")
+_PARAM_ERROR = re.compile(r"param|argument|参数|invalid|missing|缺少", re.I)
+
+
+def parameter_problems(run: CaseRun, node: CallNode) -> list[str]:
+    """Why a call's parameters are wrong (empty when they are right)."""
+    if not isinstance(node.arguments, dict):
+        return ["arguments are not a JSON object"]
+    problems: list[str] = []
+    catalog = run.catalog
+    if catalog is not None and node.tool in catalog:
+        from tracekit.cases.schema_check import check_value
+
+        problems += check_value(catalog[node.tool].input_schema, node.arguments)
+    expected = [call for call in run.case.expect.calls if node.tool in call.tools and call.args]
+    if expected:
+        outcomes = [call_matches(run, call, node) for call in expected]
+        if not any(ok for ok, _ in outcomes):
+            problems += [reason for reason in outcomes[0][1] if ": no " in reason]
+    for rule in run.case.expect.forbidden_calls:
+        if call_matches(run, rule, node)[0]:
+            problems.append(rule.note or f"breaks a forbidden-call rule for {node.tool}")
+    problems += semantic_problems(node, _tool_kind(run, node.tool))
+    if node.is_error and not _injected(run, node) and _PARAM_ERROR.search(node.result_text):
+        problems.append(f"the tool rejected the parameters: {node.result_text[:80]!r}")
+    return problems
+
+
+def semantic_problems(node: CallNode, kind: str | None) -> list[str]:
+    """Seed 003's light semantic rules for SQL, search and calculator parameters."""
+    texts = _string_leaves(node.arguments)
+    joined = " ".join(texts)
+    problems = []
+    if "SELECT" in joined.upper() and "WHERE" not in joined.upper() and "LIMIT" not in joined.upper():
+        problems.append("SQL without WHERE/LIMIT (full table scan)")
+    elif kind == "search" or (kind is None and "search" in node.tool):
+        has_time = _TIME.search(joined) is not None
+        has_entity = any(len(_GENERIC_WORDS.sub("", text).strip()) >= 2 for text in texts)
+        if not has_time and not has_entity:
+            problems.append("search without a time range or an entity (too generic)")
+    if "calc" in node.tool.lower():
+        expression = next(iter(texts), "")
+        if not _MATH.match(expression.strip() or "x"):
+            problems.append("calculator input is not a math expression")
+    return problems
+
+
+def tool_use_score(run: CaseRun) -> dict[str, Any]:
+    """Seed 003's four-dimension score with its details."""
+    judged = run.judged
+    tiers = {node.index: tool_tier(run, node.tool) for node in judged}
+    breakdown = {"best": 0, "acceptable": 0, "wrong": 0}
+    for tier, _ in tiers.values():
+        breakdown[tier] += 1
+    if judged:
+        selection = sum(TIER_POINTS[tier] for tier, _ in tiers.values()) / len(judged)
+        selection_detail = f"best={breakdown['best']}, acceptable={breakdown['acceptable']}, wrong={breakdown['wrong']}"
+    elif needs_a_tool(run):
+        selection, selection_detail = 0.0, "no tool called, but the task needs one"
+    else:
+        selection, selection_detail = 40.0, "no tool called (none needed)"
+    tool_tiers = run.case.expect.tool_tiers
+    over_tooling = bool(judged) and tool_tiers is not None and "none" in tool_tiers.best
+    problems = {node.index: parameter_problems(run, node) for node in judged}
+    correct = sum(1 for found in problems.values() if not found)
+    parameters = 20.0 * correct / len(judged) if judged else 20.0
+    episodes = recovery_episodes(run)
+    mechanism = has_recovery_mechanism(episodes)
+    if episodes:
+        recovered = sum(1 for episode in episodes if episode.recovered)
+        recovery = 20.0 * recovered / len(episodes)
+        recovery_state = "tested"
+        recovery_detail = f"{recovered}/{len(episodes)} recovered: " + "; ".join(e.describe() for e in episodes)
+    else:
+        recovery, recovery_state, recovery_detail = 20.0, "untested", UNTESTED_NOTE
+    minimal = run.case.expect.minimal_calls
+    optimal = max(minimal if minimal is not None else len({node.tool for node in judged}), 1)
+    efficiency = 20.0 * min(optimal / len(judged), 1.0) if judged else 20.0
+    bonus = MECHANISM_BONUS if mechanism else 0.0
+    total = min(selection + parameters + recovery + efficiency + bonus, 100.0)
+    return {
+        "total": round(total, 2),
+        "grade": "优秀" if total >= 80 else "合格" if total >= 60 else "不合格",
+        "selection": round(selection, 2),
+        "parameters": round(parameters, 2),
+        "recovery": round(recovery, 2),
+        "efficiency": round(efficiency, 2),
+        "mechanism_bonus": bonus,
+        "recovery_state": recovery_state,
+        "recovery_untested": recovery_state == "untested",
+        "has_recovery_mechanism": mechanism,
+        "selection_breakdown": breakdown,
+        "over_tooling": over_tooling,
+        "details": {
+            "selection": selection_detail,
+            "selection_tiers": {
+                str(i): {"tool": run.graph.node(i).tool, "tier": t, "basis": b} for i, (t, b) in tiers.items()
+            },
+            "parameters": f"{correct}/{len(judged)} correct" if judged else "no parameters",
+            "parameter_problems": {str(i): found for i, found in problems.items() if found},
+            "recovery": recovery_detail,
+            "efficiency": f"{len(judged)} calls (minimal necessary {optimal})" if judged else "no calls",
+        },
+    }
+
+
+def efficiency_score(run: CaseRun) -> dict[str, Any]:
+    """Seed 001's efficiency figures: ratio, redundancy, tokens, overall efficiency score."""
+    judged = run.judged
+    steps = len(judged)
+    optimal_steps, optimal_tokens = optimal_figures(run)
+    tokens = run.answer_tokens
+    redundant = [
+        node.index
+        for node in judged
+        if any(o.key == node.key and o.succeeded and o.returned_before(node) for o in run.graph.nodes)
+    ]
+    result: dict[str, Any] = {
+        "steps": steps,
+        "optimal_steps": optimal_steps,
+        "efficiency_ratio": round(steps / optimal_steps, 3) if optimal_steps else None,
+        "redundant_calls": redundant,
+        "redundant_call_rate": round(len(redundant) / steps, 3) if steps else 0.0,
+        "output_tokens": tokens.tokens,
+        "token_method": tokens.method,
+        "optimal_tokens": optimal_tokens,
+        "overall_score": None,
+    }
+    if optimal_steps is not None and optimal_tokens and tokens.tokens:
+        step_factor = min(optimal_steps / steps, 1.0) if steps else 1.0
+        token_factor = min(optimal_tokens / tokens.tokens, 1.0)
+        result["overall_score"] = round(step_factor * token_factor * 100, 1)
+    return result
+
+
+def optimal_figures(run: CaseRun) -> tuple[int | None, int | None]:
+    """Optimal steps and tokens: ``expect.minimal_calls`` (and ``expect.optimal_tokens`` when the model
+    has it), else the seed's 理论最优 lines (``1 步，150 tokens``, ``约 150 tokens``)."""
+    expect = run.case.expect
+    steps: int | None = expect.minimal_calls
+    tokens: int | None = getattr(expect, "optimal_tokens", None)
+    for label, text in run.case.seed_fields.items():
+        if "理论最优" not in label:
+            continue
+        if steps is None and "步" in label + text:
+            match = re.search(r"(\d+)\s*(?:-\s*\d+\s*)?步", text) or re.match(r"\s*(\d+)", text)
+            steps = int(match[1]) if match else None
+        if tokens is None:
+            match = re.search(r"(\d+)\s*(?:-\s*\d+\s*)?tokens", text, re.I)
+            tokens = int(match[1]) if match else None
+    return steps, tokens
+
+
+def _tool_kind(run: CaseRun, tool: str) -> str | None:
+    catalog = run.catalog
+    return catalog[tool].kind if catalog is not None and tool in catalog else None
+
+
+def _injected(run: CaseRun, node: CallNode) -> bool:
+    from tracekit.trace import ToolResult
+
+    return (
+        any(
+            isinstance(record, ToolResult) and record.call_index == node.index and record.injected
+            for record in run.trace.records
+        )
+        or node.tool in run.case.intercepted_tool_names()
+    )
+
+
+def _string_leaves(value: Any) -> list[str]:
+    from tracekit.analyze.values import leaves
+
+    return [leaf for _, leaf in leaves(value) if isinstance(leaf, str)]
