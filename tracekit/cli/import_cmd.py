@@ -1,0 +1,95 @@
+"""``tracekit import``: other tools' transcripts as trace files (one per transcript) in ``--out DIR``."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from tracekit.cli.common import InputError
+from tracekit.errors import TracekitError
+
+_PROGRESS_FROM = 20  # show a progress bar from this many trajectories on
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import other tools' transcripts as traces (one trace file per transcript)."""
+
+
+_out = click.option(
+    "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the trace files to (created if missing).",
+)
+_case = click.option("--case", "case_id", metavar="ID", help="Bind the traces to this case (header case_id).")
+_cases = click.option(
+    "--cases", "cases_dir", type=click.Path(exists=True, path_type=Path), metavar="DIR",
+    help="Case library to check --case against.",
+)
+_files = click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+
+
+@import_group.command("anthropic-messages")
+@_files
+@_case
+@_cases
+@_out
+def anthropic_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+    """FILE is a JSON list of Anthropic messages (the seeds' "messages 注入" format, with the agent's turns
+    after it) or an object with "messages" and an optional "system"."""
+    from tracekit.importers import import_anthropic_messages
+
+    _run(lambda: import_anthropic_messages(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+
+
+@import_group.command("openai-messages")
+@_files
+@_case
+@_cases
+@_out
+def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+    """FILE is a JSON list of OpenAI chat messages or an object with "messages"."""
+    from tracekit.importers import import_openai_messages
+
+    _run(lambda: import_openai_messages(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+
+
+@import_group.command("tau-bench")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--domain", help="tau-bench domain for the trace ids (default: from the file name, e.g. airline).")
+@_out
+def tau_bench(file: Path, domain: str | None, out: Path) -> None:
+    """FILE is a tau-bench trajectories file (a JSON list of {task_id, trial, reward, info, traj}); each
+    trajectory becomes one trace with task_id, trial and reward in its meta."""
+    from tracekit.importers import iter_tau_bench, read_tau_bench, write_traces
+
+    try:
+        entries = read_tau_bench(file)
+        traces = iter_tau_bench(file, entries, domain=domain)
+        if len(entries) >= _PROGRESS_FROM and sys.stderr.isatty():
+            with click.progressbar(traces, length=len(entries), label="importing", file=sys.stderr) as bar:
+                written = write_traces(bar, out)
+        else:
+            written = write_traces(traces, out)
+    except (TracekitError, OSError) as exc:
+        raise InputError(str(exc)) from exc
+    _report(len(written), out, None)
+
+
+def _run(make: object, out: Path, cases_dir: Path | None) -> None:
+    from tracekit.importers import write_traces
+
+    try:
+        traces = make()  # type: ignore[operator]
+        written = write_traces(traces, out)
+    except (TracekitError, OSError) as exc:
+        raise InputError(str(exc)) from exc
+    _report(len(written), out, cases_dir)
+
+
+def _report(count: int, out: Path, cases_dir: Path | None) -> None:
+    click.echo(f"wrote {count} trace{'s' if count != 1 else ''} to {out}")
+    command = ["tracekit", "analyze", str(out)] + (["--cases", str(cases_dir)] if cases_dir else [])
+    click.echo("next: " + shlex.join(command))

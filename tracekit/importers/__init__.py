@@ -1,0 +1,30 @@
+"""Other people's transcripts as tracekit traces: Anthropic and OpenAI message lists, tau-bench.
+
+Each importer checks its input (``ImportFormatError`` names the file and the position), builds records
+with ``tracekit.trace.TraceBuilder`` and returns ``ImportedTrace`` values; ``write_traces`` writes them.
+
+Example::
+
+    from tracekit.importers import import_tau_bench, write_traces
+
+    paths = write_traces(import_tau_bench("gpt-4o-airline.json"), "traces/")
+"""
+
+from tracekit.importers.anthropic_messages import import_anthropic_messages, read_anthropic_messages
+from tracekit.importers.common import ImportedTrace, build_trace, check_case_id, write_traces
+from tracekit.importers.openai_messages import import_openai_messages, read_openai_messages
+from tracekit.importers.tau_bench import import_tau_bench, iter_tau_bench, read_tau_bench
+
+__all__ = [
+    "ImportedTrace",
+    "build_trace",
+    "check_case_id",
+    "import_anthropic_messages",
+    "import_openai_messages",
+    "import_tau_bench",
+    "iter_tau_bench",
+    "read_anthropic_messages",
+    "read_openai_messages",
+    "read_tau_bench",
+    "write_traces",
+]

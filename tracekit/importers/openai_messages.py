@@ -1,0 +1,90 @@
+"""Import a list of OpenAI chat messages as a trace.
+
+The file holds a JSON list of chat messages or an object with ``messages``. The messages are checked
+(with positions in the errors) and converted by ``tracekit.providers.openai``: leading system /
+developer messages become the system prompt, ``tool_calls`` become tool_use blocks, consecutive
+``tool`` messages one user turn of tool results.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tracekit.importers.common import (
+    ImportedTrace,
+    build_trace,
+    check_case_id,
+    fail,
+    new_header,
+    read_json,
+    type_name,
+    unique_ids,
+)
+from tracekit.providers import openai
+
+SOURCE = "import:openai-messages"
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+def import_openai_messages(
+    paths: list[str | Path],
+    *,
+    case_id: str | None = None,
+    cases_dir: str | Path | None = None,
+) -> list[ImportedTrace]:
+    """One trace per file, named after the file, bound to ``case_id`` when given."""
+    check_case_id(case_id, cases_dir)
+    traces = []
+    for path, trace_id in zip(paths, unique_ids(Path(p).stem for p in paths), strict=True):
+        raw = read_openai_messages(path)
+        system, messages = openai.request_conversation({"messages": raw})
+        header = new_header(trace_id, SOURCE, provider="openai", case_id=case_id, meta={"file": Path(path).name})
+        traces.append(build_trace(header, messages, system))
+    return traces
+
+
+def read_openai_messages(path: str | Path) -> list[dict[str, Any]]:
+    """The checked chat messages of one file; ``ImportFormatError`` naming the position otherwise."""
+    data = read_json(path)
+    where = ""
+    if isinstance(data, dict):
+        if "messages" not in data:
+            raise fail(path, "", 'expected a list of messages or an object with "messages"')
+        data, where = data["messages"], "messages"
+    if not isinstance(data, list):
+        raise fail(path, where, f"expected a list of messages, got {type_name(data)}")
+    for index, message in enumerate(data):
+        check_chat_message(path, f"messages[{index}]", message)
+    return data
+
+
+def check_chat_message(path: str | Path, where: str, message: Any) -> None:
+    """Check one chat message: role, content, tool_calls of assistants, tool_call_id of tool results."""
+    if not isinstance(message, dict):
+        raise fail(path, where, f"expected a message object, got {type_name(message)}")
+    role = message.get("role")
+    if role not in ROLES:
+        raise fail(path, f"{where}.role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise fail(path, f"{where}.content", f"expected a string, a list of parts or null, got {type_name(content)}")
+    if isinstance(content, list):
+        for position, part in enumerate(content):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise fail(path, f"{where}.content[{position}]", 'expected a content part (an object with a "type")')
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise fail(path, where, 'tool message without a string "tool_call_id"')
+    calls = message.get("tool_calls")
+    if calls is None:
+        return
+    if role != "assistant" or not isinstance(calls, list):
+        raise fail(path, f"{where}.tool_calls", "expected a list, in an assistant message")
+    for position, call in enumerate(calls):
+        at = f"{where}.tool_calls[{position}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise fail(path, at, 'expected {"id", "type": "function", "function": {"name", "arguments"}}')
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, (str, dict)):
+            raise fail(path, f"{at}.function.arguments", f"expected a JSON string, got {type_name(arguments)}")
