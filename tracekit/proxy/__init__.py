@@ -1,0 +1,36 @@
+"""The record/replay proxy between an agent and a model API.
+
+- ``Proxy`` / ``ProxyConfig``: the aiohttp application (record from upstream, or replay recordings),
+  with the case's intercepts and faults applied to every request.
+- ``RunningProxy``: a proxy in a background thread (tests, notebooks); ``serve``: the CLI's loop.
+- ``ReplayIndex``: recordings by canonical request key; ``request_key``: that key.
+- ``SessionRegistry``: session stitching; ``Recorder``: one trace file per session.
+"""
+
+from tracekit.proxy.keys import first_difference, normalized_request, request_key
+from tracekit.proxy.recorder import Recorder, SessionTrace
+from tracekit.proxy.replayer import RecordedAnswer, ReplayIndex
+from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
+from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
+from tracekit.proxy.sessions import Session, SessionRegistry
+from tracekit.proxy.tracking import ExchangeTracker
+
+__all__ = [
+    "HEALTH_PATH",
+    "ExchangeTracker",
+    "Proxy",
+    "ProxyConfig",
+    "RecordedAnswer",
+    "Recorder",
+    "ReplayIndex",
+    "RunningProxy",
+    "Session",
+    "SessionRegistry",
+    "SessionTrace",
+    "check_host",
+    "first_difference",
+    "is_loopback",
+    "normalized_request",
+    "request_key",
+    "serve",
+]

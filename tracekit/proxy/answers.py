@@ -1,0 +1,166 @@
+"""Where answers come from: the upstream API, a recording, or a fault. All look the same to the
+code that sends them to the client: a status, headers, and a body or a stream of chunks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+from multidict import CIMultiDict
+
+from tracekit.intercepts import Fault
+from tracekit.proxy.exchange import Exchange
+from tracekit.proxy.headers import client_response_headers, upstream_request_headers
+from tracekit.redact import Redactor
+
+SSE_CONTENT_TYPE = "text/event-stream"
+
+
+class Answer:
+    """A response to pass on: status and headers, then either ``read()`` (JSON) or ``chunks()`` (SSE)."""
+
+    def __init__(
+        self,
+        status: int,
+        headers: CIMultiDict[str],
+        *,
+        body: bytes | None = None,
+        chunks: list[bytes] | None = None,
+        delays: list[float] | None = None,
+        first_delay: float = 0.0,
+        cut: bool = False,
+        failure: str | None = None,
+        failure_detail: str | None = None,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.failure = failure
+        """'connect' or 'reset': no response at all (``status`` is then meaningless)."""
+        self.failure_detail = failure_detail
+        self.cut = cut
+        """A recorded answer that ended with the connection cut: cut it again after the chunks."""
+        self._body = body
+        self._chunks = chunks
+        self._delays = delays
+        self._first_delay = first_delay
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the answer is an SSE stream."""
+        return self.headers.get("content-type", "").startswith(SSE_CONTENT_TYPE)
+
+    async def read(self) -> bytes:
+        """The whole body (JSON answers)."""
+        if self._first_delay > 0:
+            await asyncio.sleep(self._first_delay)
+        return self._body or b""
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they come (SSE answers)."""
+        if self._first_delay > 0:
+            await asyncio.sleep(self._first_delay)
+        for index, chunk in enumerate(self._chunks or [self._body or b""]):
+            if self._delays is not None and index < len(self._delays) and self._delays[index] > 0:
+                await asyncio.sleep(self._delays[index])
+            yield chunk
+
+    def close(self) -> None:
+        """Release what the answer holds (an upstream connection)."""
+
+
+class UpstreamAnswer(Answer):
+    """An answer streaming from the upstream API."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        super().__init__(response.status, client_response_headers(response.headers))
+        self._response = response
+
+    async def read(self) -> bytes:
+        return await self._response.read()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        async for chunk in self._response.content.iter_any():
+            yield chunk
+
+    def close(self) -> None:
+        self._response.close()
+
+
+class UpstreamClient:
+    """Forwards requests to the upstream API over one pooled aiohttp session (connections are reused)."""
+
+    def __init__(self, base_url: str, redactor: Redactor, *, read_timeout: float = 600.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.redactor = redactor
+        self._read_timeout = read_timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        """Open the connection pool (inside the running event loop)."""
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
+            timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=self._read_timeout)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=timeout,
+                auto_decompress=True,
+                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+            )
+
+    async def close(self) -> None:
+        """Close the pool."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def url_for(self, route: str, query: str) -> str:
+        """The upstream URL of a route (a base URL that already ends in ``/v1`` is not doubled)."""
+        base = self.base_url
+        if base.endswith("/v1") and route.startswith("/v1/"):
+            base = base[:-3]
+        return f"{base}{route}?{query}" if query else f"{base}{route}"
+
+    async def open(self, exchange: Exchange) -> Answer:
+        """Send ``exchange``'s request upstream; the answer's body is read by the caller."""
+        if self._session is None:
+            await self.start()
+        assert self._session is not None
+        headers = upstream_request_headers(exchange.headers, self.redactor)
+        try:
+            response = await self._session.post(
+                self.url_for(exchange.route, exchange.query), data=exchange.sent_raw, headers=headers,
+                allow_redirects=False,
+            )  # fmt: skip
+        except aiohttp.ClientConnectorError as exc:
+            return Answer(502, CIMultiDict(), failure="connect", failure_detail=f"cannot connect upstream: {exc}")
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
+            detail = f"upstream closed the connection before responding: {exc!r}"
+            return Answer(502, CIMultiDict(), failure="reset", failure_detail=detail)
+        except asyncio.TimeoutError:
+            return Answer(504, CIMultiDict(), failure="connect", failure_detail="upstream timed out")
+        return UpstreamAnswer(response)
+
+
+def json_answer(status: int, body: Any, headers: dict[str, str] | None = None, *, first_delay: float = 0.0) -> Answer:
+    """An answer with a JSON body (errors the proxy makes: faults, replay misses, unreachable upstream)."""
+    all_headers: CIMultiDict[str] = CIMultiDict({"content-type": "application/json"})
+    all_headers.update(headers or {})
+    return Answer(status, all_headers, body=orjson.dumps(body), first_delay=first_delay)
+
+
+def fault_answer(exchange: Exchange, fault: Fault) -> Answer:
+    """The provider-shaped error an ``http_error`` fault answers with."""
+    provider = exchange.provider
+    if isinstance(fault.body, dict):
+        body: Any = fault.body
+    else:
+        message = fault.body if isinstance(fault.body, str) else f"tracekit fault: HTTP {fault.status}"
+        body = provider.error_body(fault.status, message)
+    headers = {"x-tracekit-fault": "http_error"}
+    if fault.should_retry is not None:
+        headers["x-should-retry"] = "true" if fault.should_retry else "false"
+    return json_answer(fault.status, body, headers)

@@ -1,0 +1,72 @@
+"""Which headers the proxy forwards, which it keeps in the trace, and which are secrets.
+
+Hop-by-hop headers (RFC 9110 section 7.6.1) are not forwarded; neither is ``x-tracekit-session``, which
+only names the trace. Secret request headers are forwarded upstream (the agent's key is the upstream's
+key) but their values are registered with the redactor and never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from tracekit.redact import SECRET_HEADERS, Redactor
+
+SESSION_HEADER = "x-tracekit-session"
+RETRY_COUNT_HEADER = "x-stainless-retry-count"
+
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
+    "trailer", "trailers", "transfer-encoding", "upgrade",
+})  # fmt: skip
+#: Request headers the proxy never forwards (aiohttp sets host and length itself).
+_NOT_FORWARDED_REQUEST = HOP_BY_HOP | {"host", "content-length", SESSION_HEADER}
+#: Response headers the proxy never forwards (the body it sends is decoded and re-framed).
+_NOT_FORWARDED_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "date", "server"}
+#: Response headers worth keeping in the trace (replay gives them back).
+KEPT_RESPONSE_HEADERS = frozenset({
+    "content-type", "retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+})  # fmt: skip
+
+
+def upstream_request_headers(headers: Mapping[str, str], redactor: Redactor) -> CIMultiDict[str]:
+    """The headers to send upstream; registers secret values with ``redactor`` on the way."""
+    forwarded: CIMultiDict[str] = CIMultiDict()
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in _NOT_FORWARDED_REQUEST:
+            continue
+        if lower in SECRET_HEADERS:
+            redactor.add_secret(value)
+        forwarded.add(name, value)
+    return forwarded
+
+
+def register_secrets(headers: Mapping[str, str], redactor: Redactor) -> None:
+    """Register the values of secret headers (replay mode forwards nothing but still never writes them)."""
+    for name, value in headers.items():
+        if name.lower() in SECRET_HEADERS:
+            redactor.add_secret(value)
+
+
+def client_response_headers(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[str]:
+    """The upstream response headers to pass on to the client."""
+    passed: CIMultiDict[str] = CIMultiDict()
+    for name, value in headers.items():
+        if name.lower() not in _NOT_FORWARDED_RESPONSE:
+            passed.add(name, value)
+    return passed
+
+
+def kept_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The response headers recorded in the trace (lower-case names)."""
+    return {name.lower(): value for name, value in headers if name.lower() in KEPT_RESPONSE_HEADERS}
+
+
+def retry_count(headers: Mapping[str, str]) -> int:
+    """The SDK's ``x-stainless-retry-count`` (0 when absent or not a number)."""
+    try:
+        return max(0, int(headers.get(RETRY_COUNT_HEADER, "0")))
+    except ValueError:
+        return 0

@@ -1,0 +1,73 @@
+"""Replay matching: the canonical key of a request, and where two requests differ.
+
+The key is a hash of the request body's canonical JSON (parsed, sorted keys) with the fields that do
+not change what the model is asked removed: ``stream`` and ``stream_options`` (a stream is answered from
+a JSON recording and the other way round) and volatile identifiers such as ``metadata.user_id``.
+Headers never take part. A body that is not JSON is keyed by its bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from tracekit.trace.canonical import canonical_json
+
+#: Top-level request fields left out of the key.
+VOLATILE_FIELDS = frozenset({"stream", "stream_options"})
+#: Nested request fields left out of the key, as (object field, key) pairs.
+VOLATILE_NESTED = (("metadata", "user_id"),)
+
+
+def normalized_request(body: Any) -> Any:
+    """The request body with the fields that do not take part in matching removed (a shallow copy)."""
+    if not isinstance(body, dict):
+        return body
+    normalized = {key: value for key, value in body.items() if key not in VOLATILE_FIELDS}
+    for outer, inner in VOLATILE_NESTED:
+        nested = normalized.get(outer)
+        if isinstance(nested, dict) and inner in nested:
+            rest = {key: value for key, value in nested.items() if key != inner}
+            if rest:
+                normalized[outer] = rest
+            else:
+                del normalized[outer]
+    return normalized
+
+
+def request_key(route: str, body: Any, raw: bytes = b"") -> str:
+    """The replay key of a request to ``route`` (``/v1/messages`` or ``/v1/chat/completions``)."""
+    digest = hashlib.sha256(route.encode())
+    digest.update(b"\0")
+    digest.update(canonical_json(normalized_request(body)) if body is not None else raw)
+    return digest.hexdigest()[:24]
+
+
+def first_difference(recorded: Any, live: Any, limit: int = 160) -> str:
+    """Where ``live`` first differs from ``recorded`` (normalized bodies), as a deepdiff path with both values.
+
+    Example: ``root['messages'][2]['content'][0]['content']: recorded '晴' != request '雨'``.
+    """
+    from deepdiff import DeepDiff  # imported on a miss only: it is slow to import
+
+    diff = DeepDiff(normalized_request(recorded), normalized_request(live), verbose_level=2, view="tree")
+    for category in ("values_changed", "type_changes", "dictionary_item_added", "dictionary_item_removed",
+                     "iterable_item_added", "iterable_item_removed"):  # fmt: skip
+        changes = diff.get(category)
+        if not changes:
+            continue
+        change = min(changes, key=lambda item: [(0, part, "") if isinstance(part, int) else (1, 0, str(part))
+                                                for part in item.path(output_format="list")])
+        before = _short(change.t1, limit)
+        after = _short(change.t2, limit)
+        if category.endswith("added"):
+            return f"{change.path()}: only in the request ({after})"
+        if category.endswith("removed"):
+            return f"{change.path()}: only in the recording ({before})"
+        return f"{change.path()}: recorded {before} != request {after}"
+    return "no difference in the body (the recorded answers for this request are used up)"
+
+
+def _short(value: Any, limit: int) -> str:
+    text = repr(value) if not isinstance(value, (dict, list)) else canonical_json(value).decode("utf-8", "replace")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

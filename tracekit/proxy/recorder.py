@@ -1,0 +1,270 @@
+"""Writing each session's trace as its exchanges finish: one JSONL file per session.
+
+Records are derived by the trace's ``TraceBuilder`` (each request re-sends the history; only what is new
+is recorded) and appended and flushed through ``TraceWriter``, which passes every line through the
+redactor. A crash loses at most the exchanges in flight.
+
+A failed attempt that the SDK will retry is written at once as an ``error`` record carrying what replay
+needs (``request_key``, ``attempt``, the answer); the turn's ``model_call`` follows when an attempt
+succeeds (``attempts`` = how many it took) or when the session moves on (``from_attempts``: the model
+call summarizes attempts already written, and replay answers from those error records).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any
+
+from tracekit import __version__
+from tracekit.intercepts import Injection
+from tracekit.proxy.exchange import Exchange, Outcome
+from tracekit.proxy.sessions import Session
+from tracekit.redact import Redactor
+from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult, TraceBuilder, TraceWriter
+
+log = logging.getLogger(__name__)
+
+
+class SessionTrace:
+    """The records of one session and the file they go to (opened on the first write)."""
+
+    def __init__(self, header: Header, path: Path | None, redactor: Redactor, fsync: bool, deferred: bool) -> None:
+        self.builder = TraceBuilder(header)
+        self.path = path
+        self.deferred = deferred
+        self.injected_ids: set[str] = set()
+        self._redactor = redactor
+        self._fsync = fsync
+        self._writer: TraceWriter | None = None
+        self._written = 0
+
+    def flush(self) -> None:
+        """Append the records not written yet (unless the trace waits to be materialized)."""
+        if self.deferred or self.path is None:
+            return
+        if self._writer is None:
+            self._writer = TraceWriter(self.path, fsync=self._fsync, redactor=self._redactor)
+        records = self.builder.records
+        while self._written < len(records):
+            self._writer.write(records[self._written])
+            self._written += 1
+
+    def materialize(self) -> None:
+        """Start writing (a replay session that needed a recording of its own)."""
+        self.deferred = False
+        self.flush()
+
+    def close(self) -> None:
+        """Write what is left and close the file."""
+        self.flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+class Recorder:
+    """Turns finished exchanges into trace records, one file per session under ``out_dir``."""
+
+    def __init__(
+        self,
+        out_dir: str | Path | None,
+        redactor: Redactor,
+        *,
+        source: str = "proxy",
+        fsync: bool = False,
+        case_id: str | None = None,
+        deferred: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        if self.out_dir is not None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.redactor = redactor
+        self.source = source
+        self.fsync = fsync
+        self.case_id = case_id
+        self.deferred = deferred
+        self.meta = meta or {}
+        self.traces: list[SessionTrace] = []
+        self._taken: set[Path] = set()
+
+    # -- the records of one exchange -------------------------------------------------------------------
+
+    def record(self, session: Session, exchange: Exchange, outcome: Outcome, *, final: bool) -> None:
+        """Record ``exchange``: its new conversation messages, injections and faults, then either the
+        turn's model call (``final``) or an error record for an attempt the SDK will retry."""
+        trace = self._trace(session, exchange)
+        builder = trace.builder
+        provider = exchange.provider
+        t = exchange.t_wall
+        if isinstance(exchange.sent_body, dict):
+            system, messages = provider.request_conversation({**exchange.sent_body, "messages": exchange.full_messages})
+            injected = {i.tool_use_id for i in exchange.injections if i.tool_use_id}
+            new_records = builder.add_conversation(messages, system, injected=injected, timestamp=t)
+            self._intercepts(trace, exchange.injections, new_records, t)
+        model_call = builder.model_call_count
+        for fault in exchange.faults.applied:
+            builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=model_call, t=t))
+        if final:
+            call = self._model_call(exchange, outcome)
+            builder.add_model_call(call, outcome.reply)
+            if outcome.error is not None:
+                builder.add(self._error(exchange, outcome, call.index, replayable=False))
+        else:
+            builder.add(self._error(exchange, outcome, model_call, replayable=True))
+        if exchange.miss and trace.deferred:
+            trace.materialize()
+        trace.flush()
+
+    def abandon_attempts(self, session: Session) -> None:
+        """The session moved on from a failed turn: write its model call from the last attempt."""
+        pending = session.pending
+        if pending is None or session.trace is None:
+            return
+        exchange: Exchange = pending.exchange
+        outcome = exchange.outcome()
+        call = self._model_call(exchange, outcome)
+        call.attempts = pending.attempts
+        extra: Any = call
+        extra.from_attempts = True
+        session.trace.builder.add_model_call(call, None)
+        session.trace.flush()
+
+    def close(self) -> None:
+        """Close every trace file."""
+        for trace in self.traces:
+            try:
+                trace.close()
+            except OSError as exc:  # a full disk must not stop the others from closing
+                log.error("tracekit: could not finish %s: %s", trace.path, exc)
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _trace(self, session: Session, exchange: Exchange) -> SessionTrace:
+        if session.trace is None:
+            provider = exchange.provider
+            body = exchange.sent_body if isinstance(exchange.sent_body, dict) else {}
+            header = Header(
+                trace_id=session.id,
+                created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                tracekit=__version__,
+                source=self.source,
+                session=session.named,
+                provider=provider.NAME,
+                model=provider.request_model(body),
+                case_id=self.case_id,
+                meta=dict(self.meta),
+                t=exchange.t_wall,
+            )
+            trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred)
+            session.trace = trace
+            self.traces.append(trace)
+        existing: SessionTrace = session.trace
+        return existing
+
+    def _path_for(self, session: Session) -> Path | None:
+        if self.out_dir is None:
+            return None
+        path = self.out_dir / f"{session.id}.jsonl"
+        number = 1
+        while path in self._taken or path.exists():
+            number += 1
+            path = self.out_dir / f"{session.id}-{number}.jsonl"
+        self._taken.add(path)
+        return path
+
+    @staticmethod
+    def _intercepts(trace: SessionTrace, injections: list[Injection], new_records: list[Any], t: float) -> None:
+        model_call = trace.builder.model_call_count
+        calls = {r.tool_use_id: r.call_index for r in new_records if isinstance(r, ToolResult)}
+        for injection in injections:
+            if injection.tool_use_id in trace.injected_ids:
+                continue
+            if injection.tool_use_id:
+                trace.injected_ids.add(injection.tool_use_id)
+            trace.builder.add(
+                Intercept(
+                    mode=injection.mode,
+                    tool=injection.tool,
+                    tool_use_id=injection.tool_use_id,
+                    call_index=calls.get(injection.tool_use_id),
+                    original=injection.original,
+                    injected=injection.injected,
+                    is_error=injection.is_error,
+                    model_call=model_call,
+                    original_is_error=injection.original_is_error,
+                    t=t,
+                )
+            )
+
+    @staticmethod
+    def _model_call(exchange: Exchange, outcome: Outcome) -> ModelCall:
+        provider = exchange.provider
+        body = exchange.sent_body if isinstance(exchange.sent_body, dict) else None
+        response = outcome.response or {}
+        ended = exchange.t_end or exchange.t0
+        call = ModelCall(
+            index=0,
+            provider=provider.NAME,
+            model=(provider.request_model(body) if body else None) or provider.response_model(response),
+            stream=exchange.stream,
+            status=exchange.status,
+            request=body,
+            request_raw=None if body is not None else exchange.sent_raw.decode("utf-8", "replace"),
+            request_key=exchange.key,
+            response=outcome.response,
+            sse=exchange.tee.text if exchange.tee is not None else None,
+            event_offsets_ms=exchange.tee.offsets_ms if exchange.tee is not None else None,
+            usage=provider.response_usage(response),
+            stop_reason=provider.response_stop_reason(response),
+            latency_ms=round((ended - exchange.t0) * 1000, 3),
+            ttft_ms=round((exchange.t_first - exchange.t0) * 1000, 3) if exchange.t_first else None,
+            attempts=exchange.attempt,
+            partial=outcome.partial,
+            error=outcome.error,
+            t=exchange.t_wall,
+        )
+        extra: Any = call
+        extra.response_headers = exchange.response_headers or None
+        extra.stitched = exchange.how
+        if exchange.fault_answer:
+            extra.fault = True
+        if exchange.replayed:
+            extra.replayed = True
+        if exchange.failure:
+            extra.transport = exchange.failure
+        return call
+
+    @staticmethod
+    def _error(exchange: Exchange, outcome: Outcome, model_call: int, *, replayable: bool) -> ErrorRecord:
+        source = "transport" if exchange.failure else ("client" if exchange.client_gone else "upstream")
+        if exchange.fault_answer:
+            source = "proxy"
+        error = outcome.error or {}
+        message = str(error.get("message") or error.get("type") or "the exchange failed")
+        if exchange.client_gone:
+            message = "the client disconnected before the response ended"
+        record = ErrorRecord(
+            source=source,
+            message=message,
+            status=exchange.status,
+            body=outcome.response if outcome.response is not None else outcome.error,
+            model_call=model_call,
+            t=exchange.t_wall,
+        )
+        extra: Any = record
+        extra.attempt = exchange.attempt
+        extra.provider = exchange.provider.NAME
+        if replayable and not exchange.fault_answer:
+            extra.request_key = exchange.key
+            extra.stream = exchange.stream
+            extra.partial = outcome.partial
+            extra.response_headers = exchange.response_headers or None
+            extra.transport = exchange.failure
+            if exchange.tee is not None:
+                extra.sse = exchange.tee.text
+                extra.event_offsets_ms = exchange.tee.offsets_ms
+            extra.latency_ms = round(((exchange.t_end or exchange.t0) - exchange.t0) * 1000, 3)
+        return record

@@ -1,0 +1,168 @@
+"""Running a proxy: binding (loopback unless told otherwise), announcing the URL, stopping cleanly.
+
+``serve`` is what ``tracekit record`` / ``tracekit replay`` run: it prints
+``tracekit <mode>: listening on http://127.0.0.1:PORT`` (flushed, so a parent process can read the port
+chosen for ``--port 0``), and on SIGTERM or SIGINT stops accepting, gives in-flight exchanges a moment,
+writes what is left and returns (exit status 0) within a few seconds.
+
+``RunningProxy`` runs one in a background thread with its own event loop, for synchronous SDK clients in
+tests and notebooks::
+
+    with RunningProxy(ProxyConfig(upstream=up.url, out_dir=tmp)) as proxy:
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="x")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from types import TracebackType
+
+from aiohttp import web
+
+from tracekit.errors import TracekitError
+from tracekit.proxy.server import Proxy, ProxyConfig
+
+#: Seconds in-flight exchanges get to finish once a stop was asked for.
+SHUTDOWN_GRACE = 2.0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names a loopback address (``localhost`` counts)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, allow_remote: bool, warn: Callable[[str], None]) -> None:
+    """Refuse a non-loopback bind address unless ``allow_remote``; then warn."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise TracekitError(
+            f"refusing to listen on {host}: the proxy forwards API keys, so it binds to loopback only. "
+            "Pass --allow-remote to listen on other interfaces."
+        )
+    warn(f"tracekit: warning: listening on {host}; anyone who can reach it can use the upstream with your keys")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise TracekitError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+def url_of(host: str, port: int) -> str:
+    """``http://host:port`` (IPv6 hosts bracketed)."""
+    host = host.strip("[]")
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]:
+    """Bind and start serving ``proxy`` in the running loop; returns the runner and the URL."""
+    sock = _bind(host, port)
+    runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=SHUTDOWN_GRACE)
+    await runner.setup()
+    await web.SockSite(runner, sock, shutdown_timeout=SHUTDOWN_GRACE).start()
+    return runner, url_of(host, sock.getsockname()[1])
+
+
+async def serve(proxy: Proxy, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Serve until SIGTERM or SIGINT, then finish writing and return."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stop.set))
+    runner, url = await start(proxy, host, port)
+    announce(url)
+    try:
+        await stop.wait()
+    finally:
+        await asyncio.wait_for(runner.cleanup(), timeout=SHUTDOWN_GRACE + 2)
+
+
+def announce_to_stdout(mode: str) -> Callable[[str], None]:
+    """Print ``tracekit <mode>: listening on URL`` and flush."""
+
+    def announce(url: str) -> None:
+        print(f"tracekit {mode}: listening on {url}", flush=True)
+        sys.stdout.flush()
+
+    return announce
+
+
+class RunningProxy:
+    """A proxy serving from a background thread (see the module docstring)."""
+
+    def __init__(self, config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.proxy = Proxy(config)
+        self.host = host
+        self.port = port
+        self.url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    def start(self) -> RunningProxy:
+        """Start serving; returns once the port is bound."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=_run_loop, args=(loop,), name="tracekit-proxy", daemon=True)
+        thread.start()
+        self._loop, self._thread = loop, thread
+        self._runner, self.url = asyncio.run_coroutine_threadsafe(start(self.proxy, self.host, self.port), loop).result(
+            timeout=10
+        )
+        return self
+
+    def close(self) -> None:
+        """Stop serving, finish writing the traces, join the thread."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        self._loop = self._thread = self._runner = None
+        if loop is None or thread is None:
+            return
+        try:
+            if runner is not None:
+                asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=SHUTDOWN_GRACE + 5)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+
+    @property
+    def openai_url(self) -> str:
+        """``url + "/v1"``: the openai SDK's ``base_url``."""
+        return self.url + "/v1"
+
+    def __enter__(self) -> RunningProxy:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()

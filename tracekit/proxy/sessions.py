@@ -1,0 +1,223 @@
+"""Session stitching: which agent session each model request belongs to.
+
+A request belongs to (DESIGN.md, "The canonical trace"):
+
+1. the session its ``x-tracekit-session`` header names;
+2. the session its Anthropic thread continuation names (``thread.previous_message_id`` is the id of a
+   reply this proxy saw; the request carries only the new messages);
+3. the session whose failed turn it repeats (an SDK retry: same canonical body, usually with
+   ``x-stainless-retry-count`` > 0) - an attempt of that turn, not a new turn;
+4. the session whose conversation it extends: its messages begin with that session's last request's
+   messages plus the reply (compared by message fingerprints, so fields SDKs add or drop when they echo
+   a reply do not matter);
+5. otherwise a new session.
+
+Conversations are compared through a hash chain over message fingerprints, so finding the session a
+request extends costs one dictionary lookup per message. All state changes happen synchronously in the
+event loop (no awaits), so they need no lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracekit.trace.builder import message_fingerprint
+
+
+def chain_hashes(fingerprints: list[str], start: str = "") -> list[str]:
+    """``h[i]`` identifies the first ``i + 1`` messages: ``h[i] = H(h[i-1], fingerprint[i])``."""
+    hashes = []
+    current = start
+    for fingerprint in fingerprints:
+        current = hashlib.sha1(f"{current}:{fingerprint}".encode(), usedforsecurity=False).hexdigest()[:20]
+        hashes.append(current)
+    return hashes
+
+
+def conversation_chain(messages: list[dict[str, Any]], start: list[str] | None = None) -> list[str]:
+    """The hash chain of canonical ``messages`` (continuing ``start`` when given)."""
+    start = start or []
+    fingerprints = [message_fingerprint(message) for message in messages]
+    return [*start, *chain_hashes(fingerprints, start[-1] if start else "")]
+
+
+@dataclass
+class PendingTurn:
+    """A turn whose last attempt failed in a way the SDK retries; the next same request is an attempt."""
+
+    key: str
+    attempts: int
+    exchange: Any
+
+
+@dataclass(eq=False)
+class Session:
+    """One agent session as the proxy follows it."""
+
+    id: str
+    named: str | None = None
+    provider: str | None = None
+    chain: list[str] = field(default_factory=list)
+    """Hash chain of the agent-side canonical conversation: last request's messages plus the reply."""
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    """The wire messages the model has seen (after intercepts), reply included: a thread's prior history."""
+    requests: int = 0
+    """Model requests so far (attempts included); 1-based numbers select faults."""
+    pending: PendingTurn | None = None
+    last_key: str | None = None
+    trace: Any = None
+    """The recorder's per-session state (``tracekit.proxy.recorder.SessionTrace``)."""
+
+
+@dataclass
+class Resolution:
+    """Where a request belongs and what it continues."""
+
+    session: Session
+    how: str
+    """'header', 'thread', 'retry', 'continuity' or 'new'."""
+    attempt: int = 1
+    prior: list[dict[str, Any]] = field(default_factory=list)
+    """Wire messages the request does not repeat (a thread continuation's history)."""
+    agent_chain: list[str] = field(default_factory=list)
+
+
+class SessionRegistry:
+    """Finds and advances sessions (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Session] = []
+        self._named: dict[str, Session] = {}
+        self._by_reply_id: dict[str, Session] = {}
+        self._by_state: dict[tuple[str, int, str], list[Session]] = defaultdict(list)
+        self._by_pending_key: dict[str, list[Session]] = defaultdict(list)
+        self._counter = itertools.count(1)
+        self._stamp = time.strftime("%Y%m%dT%H%M%S")
+
+    def resolve(
+        self,
+        provider: str,
+        key: str,
+        messages: list[dict[str, Any]],
+        *,
+        named: str | None = None,
+        previous_message_id: str | None = None,
+        retry_count: int = 0,
+    ) -> Resolution:
+        """The session of a request with canonical ``messages`` (agent side, before intercepts)."""
+        if named:
+            session = self._named.get(named)
+            if session is None:
+                session = self._new(provider, named)
+                self._named[named] = session
+            return self._within(session, "header", key, messages, previous_message_id)
+        if previous_message_id:
+            session = self._by_reply_id.get(previous_message_id)
+            if session is not None:
+                return self._within(session, "thread", key, messages, previous_message_id)
+        for session in self._by_pending_key.get(key, ()):
+            return self._within(session, "retry", key, messages, previous_message_id)
+        chain = conversation_chain(messages)
+        for length in range(len(chain) - 1, 0, -1):
+            candidates = self._by_state.get((provider, length, chain[length - 1]))
+            if candidates:
+                return self._within(candidates[0], "continuity", key, messages, None, chain)
+        if retry_count > 0:
+            for session in reversed(self.sessions):
+                if session.last_key == key and session.named is None:
+                    return self._within(session, "retry", key, messages, None, chain)
+        return Resolution(self._new(provider, None), "new", agent_chain=chain)
+
+    def _within(
+        self,
+        session: Session,
+        how: str,
+        key: str,
+        messages: list[dict[str, Any]],
+        previous_message_id: str | None,
+        chain: list[str] | None = None,
+    ) -> Resolution:
+        # Claim the session: a concurrent request with the same history must not join it as well.
+        self._unindex_state(session)
+        pending = session.pending
+        attempt = pending.attempts + 1 if pending is not None and pending.key == key else 1
+        if pending is not None and pending.key == key:
+            self.set_pending(session, None)
+        if how == "retry" and attempt == 1:
+            attempt = 2
+        prior: list[dict[str, Any]] = []
+        if previous_message_id and self._by_reply_id.get(previous_message_id) is session:
+            prior = list(session.wire)
+            agent_chain = conversation_chain(messages, session.chain)
+        else:
+            agent_chain = chain if chain is not None else conversation_chain(messages)
+        return Resolution(session, how, attempt, prior, agent_chain)
+
+    def _new(self, provider: str, named: str | None) -> Session:
+        number = next(self._counter)
+        session_id = safe_name(named) if named else f"{self._stamp}-{number:04d}-{uuid.uuid4().hex[:6]}"
+        session = Session(id=session_id, named=named, provider=provider)
+        self.sessions.append(session)
+        return session
+
+    # -- changes after a response ----------------------------------------------------------------------
+
+    def advance(
+        self,
+        session: Session,
+        agent_chain: list[str],
+        reply: dict[str, Any],
+        wire: list[dict[str, Any]],
+        reply_id: str | None,
+    ) -> None:
+        """The session's conversation is now ``agent_chain`` + ``reply`` (and ``wire`` as the model saw it)."""
+        self._unindex_state(session)
+        session.chain = conversation_chain([reply], agent_chain)
+        session.wire = wire
+        self.release(session)
+        if reply_id:
+            self._by_reply_id[reply_id] = session
+
+    def release(self, session: Session) -> None:
+        """Make the session findable by its conversation again (after an exchange, whatever its outcome)."""
+        if session.named is not None or session.provider is None or not session.chain:
+            return
+        sessions = self._by_state[(session.provider, len(session.chain), session.chain[-1])]
+        if session not in sessions:
+            sessions.append(session)
+
+    def set_pending(self, session: Session, pending: PendingTurn | None) -> None:
+        """Mark (or clear) the session's failed turn that a retry would repeat."""
+        old = session.pending
+        if old is not None:
+            sessions = self._by_pending_key.get(old.key, [])
+            if session in sessions:
+                sessions.remove(session)
+            if not sessions:
+                self._by_pending_key.pop(old.key, None)
+        session.pending = pending
+        if pending is not None:
+            self._by_pending_key[pending.key].append(session)
+
+    def _unindex_state(self, session: Session) -> None:
+        if not session.chain or session.provider is None:
+            return
+        index = (session.provider, len(session.chain), session.chain[-1])
+        sessions = self._by_state.get(index, [])
+        if session in sessions:
+            sessions.remove(session)
+        if not sessions:
+            self._by_state.pop(index, None)
+
+
+def safe_name(name: str) -> str:
+    """A session name usable as a file name (other characters become ``_``, at most 120 long)."""
+    cleaned = re.sub(r"[^\w.\-]+", "_", name, flags=re.UNICODE).strip("._") or "session"
+    return cleaned[:120]
