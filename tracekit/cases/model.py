@@ -22,6 +22,15 @@ OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset"]
 #: Case ids follow the seeds: ``B2-PC-02``, ``Q3-ST-01``, ..., and ``TT-01`` for the article's traps.
 CASE_ID_PATTERN = r"^(?:(?P<dim>B2|Q3|Q1|C4)-(?P<cat>[A-Z]{2})-\d{2}|TT-\d{2})$"
 
+#: Dimensions and their section codes in seed order (DESIGN.md "Contracts").
+SECTION_ORDER: dict[str, tuple[str, ...]] = {
+    "B2": ("TS", "PC", "TC", "FR", "RC", "MM"),
+    "Q3": ("ST", "TC", "RC", "OR", "OE"),
+    "Q1": ("TF", "KB", "RF", "UE", "CC", "MM"),
+    "C4": ("LD", "DR", "PA", "AR"),
+    "TT": ("TT",),
+}
+
 #: The pseudo tool name seed 003 uses for "answer without a tool".
 NO_TOOL = "none"
 
@@ -528,6 +537,14 @@ class Case(_Strict):
     def uses_judge(self) -> bool:
         """Whether the LLM judge takes part in the verdict."""
         return "judge" in self.scoring
+
+    @property
+    def sort_key(self) -> tuple[int, int, str]:
+        """Seed order: dimension, then section, then id."""
+        dimensions = list(SECTION_ORDER)
+        sections = SECTION_ORDER[self.dimension]
+        section = sections.index(self.category) if self.category in sections else len(sections)
+        return dimensions.index(self.dimension), section, self.id
 
     def expected_tool_names(self) -> set[str]:
         """Every tool named anywhere in the expectations (calls, order, data flow, tiers)."""

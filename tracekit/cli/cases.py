@@ -51,7 +51,7 @@ def list_cases(as_json: bool, directory: Path) -> None:
             "scoring": case.scoring,
             "file": str(library.source(case.id)),
         }
-        for case in sorted(library, key=_sort_key)
+        for case in sorted(library, key=lambda case: case.sort_key)
     ]
     if as_json:
         click.echo(_dump(rows))
@@ -108,8 +108,3 @@ def schema(catalog: bool) -> None:
     data = model.model_json_schema(by_alias=True)
     data["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     click.echo(_dump(data))
-
-
-def _sort_key(case: Case) -> tuple[int, str]:
-    order = ["B2", "Q3", "Q1", "C4", "TT"]
-    return order.index(case.dimension), case.id

@@ -1,0 +1,129 @@
+"""The shipped case library (cases/): every case loads, lints clean, and fits the tool catalog."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tracekit.cases.lint import image_path, lint_library
+from tracekit.cases.loader import CaseLibrary, collect_library
+from tracekit.cases.schema_check import check_value, property_schema
+
+CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
+
+#: Case ids of DESIGN.md "Contracts": prefix -> count.
+CONTRACT_IDS = {
+    "B2-TS": 6, "B2-PC": 8, "B2-TC": 7, "B2-FR": 5, "B2-RC": 5, "B2-MM": 5,
+    "Q3-ST": 4, "Q3-TC": 3, "Q3-RC": 3, "Q3-OR": 4, "Q3-OE": 3,
+    "Q1-TF": 5, "Q1-KB": 5, "Q1-RF": 4, "Q1-UE": 4, "Q1-CC": 2, "Q1-MM": 3,
+    "C4-LD": 3, "C4-DR": 2, "C4-PA": 4, "C4-AR": 3, "TT": 8,
+}  # fmt: skip
+ALL_CONTRACT_IDS = {f"{prefix}-{n:02d}" for prefix, count in CONTRACT_IDS.items() for n in range(1, count + 1)}
+
+
+@pytest.fixture(scope="module")
+def library() -> CaseLibrary:
+    library, problems = collect_library(CASES_DIR)
+    assert problems == [], "\n".join(map(str, problems))
+    return library
+
+
+def test_every_case_lints_clean(library: CaseLibrary) -> None:
+    problems = lint_library(library)
+    assert problems == [], "\n".join(map(str, problems))
+
+
+def test_ids_are_contract_ids_and_b2_is_complete(library: CaseLibrary) -> None:
+    ids = set(library.cases)
+    assert ids <= ALL_CONTRACT_IDS, sorted(ids - ALL_CONTRACT_IDS)
+    assert {case_id for case_id in ALL_CONTRACT_IDS if case_id.startswith("B2-")} <= ids
+
+
+def test_numbering_follows_each_seed_section(library: CaseLibrary) -> None:
+    by_section: dict[tuple[str, str], list[int]] = {}
+    for case in library:
+        assert int(case.id[-2:]) == case.seed.number, case.id
+        by_section.setdefault((case.seed.file, case.seed.section), []).append(case.seed.number)
+    for numbers in by_section.values():
+        assert sorted(numbers) == list(range(1, len(numbers) + 1))
+
+
+def test_expected_arguments_validate_against_the_tool_schemas(library: CaseLibrary) -> None:
+    checked = 0
+    for case in library:
+        for call in case.expect.calls:
+            schemas = [library.catalog[name].input_schema for name in call.tools]
+            for arg, matcher in call.args.items():
+                candidates = [property_schema(schema, arg) for schema in schemas]
+                assert any(candidate is not None for candidate in candidates), (case.id, arg)
+                values = {"exact": [matcher.value], "one_of": matcher.value}.get(matcher.kind, [])
+                for value in values:
+                    assert any(
+                        candidate is not None and not check_value(candidate, value) for candidate in candidates
+                    ), (case.id, arg, value)
+                    checked += 1
+    assert checked > 20
+
+
+def test_every_intercept_names_a_tool_the_case_offers(library: CaseLibrary) -> None:
+    intercepted = 0
+    for case in library:
+        for name in case.intercepted_tool_names():
+            assert name in case.context.tools, (case.id, name)
+            assert name in library.catalog, (case.id, name)
+            intercepted += 1
+    assert intercepted >= 5
+
+
+def test_history_tool_uses_are_answered_and_offered(library: CaseLibrary) -> None:
+    for case in library:
+        pending: set[str] = set()
+        for message in case.input.messages:
+            if not isinstance(message["content"], list):
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_use":
+                    assert block["name"] in case.context.tools, (case.id, block["name"])
+                    pending.add(block["id"])
+                elif block.get("type") == "tool_result":
+                    pending.discard(block["tool_use_id"])
+        assert not pending, (case.id, pending)
+
+
+def test_judge_cases_have_rubrics_and_skills_exist(library: CaseLibrary) -> None:
+    for case in library:
+        if case.uses_judge:
+            assert case.judge is not None and case.judge.rubric.strip(), case.id
+        for group in case.skills.groups.values():
+            for skill in group.active_skills:
+                assert skill in library.skills, (case.id, skill)
+
+
+def test_multimodal_cases_reference_local_images(library: CaseLibrary) -> None:
+    for case in library:
+        if case.category == "MM":
+            assert case.input.images, case.id
+        for image in case.input.images:
+            path = image_path(library, image.path)
+            assert path is not None and path.stat().st_size < 100_000, (case.id, image.path)
+
+
+def test_b2_seed_text_is_carried_verbatim(library: CaseLibrary) -> None:
+    # Spot checks against seed 000 (copied here from the seed text).
+    pc08 = library.get("B2-PC-08")
+    assert pc08.input.messages[-1] == {"role": "user", "content": "不对，我说的是 5 月 10 号"}
+    fr02 = library.get("B2-FR-02")
+    content = fr02.intercepts[0].inject_tool_result.content  # type: ignore[union-attr]
+    assert json.loads(str(content))["error"] == "MISSING_REQUIRED_PARAMETER"
+    assert library.get("B2-TS-01").input.user == "查一下明天北京飞成都的机票，一个人"
+    assert library.get("B2-TC-07").skills.B is not None
+    assert library.get("B2-TC-07").skills.B.active_skills == ["house_hunting_skill", "local_services_skill"]
+
+
+def test_chinese_text_has_no_escape_sequences(library: CaseLibrary) -> None:
+    for case in library:
+        text = json.dumps(case.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+        assert not re.search(r"\\u[0-9a-f]{4}", text), case.id
