@@ -1,0 +1,50 @@
+"""``tracekit record``: the recording proxy between an agent and a model API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tracekit.proxy.launch import HOST_HELP, case_config, redactor_with, run
+from tracekit.proxy.server import ProxyConfig
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--upstream", required=True, metavar="URL", help="The model API, e.g. https://api.anthropic.com.")
+@click.option("--port", type=int, required=True, help="Port to listen on (0: pick a free one and print it).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the traces (one <session>.jsonl per agent session).")  # fmt: skip
+@click.option("--host", default="127.0.0.1", show_default=True, help=HOST_HELP)
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (prints a warning).")
+@click.option("--case", "case_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A case file (or raw intercept JSON/YAML) whose intercepts and faults to apply.")  # fmt: skip
+@click.option("--redact", "redact", multiple=True, metavar="VALUE",
+              help="A secret to keep out of the traces (repeatable; 're:' + a regular expression).")  # fmt: skip
+@click.option("--fsync", is_flag=True, help="fsync every record (slower; survives power loss).")
+def record(
+    upstream: str,
+    port: int,
+    out_dir: Path,
+    host: str,
+    allow_remote: bool,
+    case_file: Path | None,
+    redact: tuple[str, ...],
+    fsync: bool,
+) -> None:
+    """Forward model API requests to UPSTREAM and record every exchange.
+
+    Serves POST /v1/messages (Anthropic), POST /v1/chat/completions (OpenAI) and GET /_tracekit/health.
+    Point the agent's SDK at the printed URL (the openai SDK at URL/v1). Requests with the same
+    x-tracekit-session header form one trace; without it, sessions are stitched by conversation.
+    API keys are forwarded upstream and never written. Stops on SIGTERM / SIGINT (exit 0).
+    """
+    config = ProxyConfig(
+        mode="record",
+        upstream=upstream,
+        out_dir=out_dir,
+        intercepts=case_config(case_file),
+        redactor=redactor_with(redact),
+        fsync=fsync,
+    )
+    run(config, host, port, allow_remote)

@@ -1,0 +1,61 @@
+"""``tracekit replay``: answer model API requests from recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tracekit.proxy.launch import HOST_HELP, case_config, redactor_with, run
+from tracekit.proxy.server import ProxyConfig
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--port", type=int, required=True, help="Port to listen on (0: pick a free one and print it).")
+@click.option("--host", default="127.0.0.1", show_default=True, help=HOST_HELP)
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (prints a warning).")
+@click.option("--case", "case_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Apply this case's intercepts and faults, as when recording.")  # fmt: skip
+@click.option("--timing", type=click.Choice(["instant", "recorded"]), default="instant", show_default=True,
+              help="'recorded' reproduces the recorded time to first byte and gaps between events.")  # fmt: skip
+@click.option("--on-miss", type=click.Choice(["error", "record"]), default="error", show_default=True,
+              help="'record' forwards unmatched requests to --upstream and records the session.")  # fmt: skip
+@click.option("--upstream", metavar="URL", help="The model API to ask on a miss (with --on-miss record).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write traces of the replayed sessions here (with --on-miss record: sessions "
+                   "that missed are written to DIRECTORY unless --out is given).")  # fmt: skip
+@click.option("--redact", "redact", multiple=True, metavar="VALUE", help="A secret to keep out of written traces.")
+def replay(
+    directory: Path,
+    port: int,
+    host: str,
+    allow_remote: bool,
+    case_file: Path | None,
+    timing: str,
+    on_miss: str,
+    upstream: str | None,
+    out_dir: Path | None,
+    redact: tuple[str, ...],
+) -> None:
+    """Answer POST /v1/messages and /v1/chat/completions from the traces in DIRECTORY.
+
+    Requests match recordings by a canonical key of their body (not headers; `stream` and volatile
+    fields ignored); repeats are answered first-in, first-out. A stream request gets SSE even from a
+    JSON recording and the other way round. A miss is a provider-shaped 404 error with
+    x-should-retry: false that names the nearest recorded request and the first difference. No
+    connection upstream is made unless --on-miss record --upstream URL.
+    """
+    if on_miss == "record" and not upstream:
+        raise click.UsageError("--on-miss record needs --upstream URL")
+    config = ProxyConfig(
+        mode="replay",
+        upstream=upstream if on_miss == "record" else None,
+        out_dir=out_dir,
+        replay_dir=directory,
+        intercepts=case_config(case_file),
+        redactor=redactor_with(redact),
+        timing=timing,
+        on_miss=on_miss,
+    )
+    run(config, host, port, allow_remote)
