@@ -127,3 +127,16 @@ def test_chinese_text_has_no_escape_sequences(library: CaseLibrary) -> None:
     for case in library:
         text = json.dumps(case.model_dump(mode="json", by_alias=True), ensure_ascii=False)
         assert not re.search(r"\\u[0-9a-f]{4}", text), case.id
+
+
+def test_readme_table_is_up_to_date() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_readme", CASES_DIR / "make_readme.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    expected = module.render(CASES_DIR)
+    assert (CASES_DIR / "README.md").read_text(encoding="utf-8") == expected, "run: python cases/make_readme.py"
+    for case_id in ("B2-TS-01", "B2-MM-05"):
+        assert f"| {case_id} | `000_649a87b897009fb0.txt` |" in expected
