@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 CheckResult = Literal["pass", "acceptable", "fail", "pending", "untested", "info"]
 
+#: How a ``forbidden_calls`` note marks a seed 003 parameter rule (cases/traps/SCORING.md).
+PARAMETER_RULE_NOTE = "参数语义规则"
+
 #: Results that decide a verdict, worst last.
 GRADES: tuple[CheckResult, ...] = ("pass", "acceptable", "fail")
 
@@ -40,6 +43,10 @@ class Check:
     """Trace indexes of the calls the evidence refers to."""
     expected: Any = None
     actual: Any = None
+    failure_kind: str | None = None
+    """For judged checks: the seed 004 failure kind the judge saw (loop, deadlock, ...), if any."""
+    failure_condition: str | None = None
+    """For judged checks: the attribution condition (a row of ``attribution.CAUSES``), if known."""
 
     def to_dict(self) -> dict[str, Any]:
         """The check as listed in ``verdict.checks``."""
@@ -50,6 +57,8 @@ class Check:
             value["expected"] = self.expected
         if self.actual is not None:
             value["actual"] = self.actual
+        if self.failure_kind is not None:
+            value["failure_kind"] = self.failure_kind
         return value
 
 
@@ -130,9 +139,16 @@ def _forbidden_calls(run: CaseRun) -> Iterator[Check]:
         note = f" ({expected.note})" if expected.note else ""
         if hits:
             shown = "; ".join(f"#{node.index} {node.tool} {node.arguments}" for node in hits[:3])
-            yield Check(name, "fail", f"made a forbidden call{note}: {shown}", [node.index for node in hits])
+            # A broken parameter rule of seed 003 costs parameter points and makes the verdict acceptable.
+            result: CheckResult = "acceptable" if is_parameter_rule(expected) else "fail"
+            yield Check(name, result, f"made a forbidden call{note}: {shown}", [node.index for node in hits])
         else:
             yield Check(name, "pass", f"no such call{note}")
+
+
+def is_parameter_rule(rule: ExpectedCall) -> bool:
+    """A ``forbidden_calls`` entry that encodes one of seed 003's parameter rules (its note says so)."""
+    return (rule.note or "").startswith(PARAMETER_RULE_NOTE)
 
 
 def _no_tool_call(run: CaseRun) -> Iterator[Check]:
@@ -352,26 +368,47 @@ def _count_tiers(run: CaseRun) -> Iterator[Check]:
 
 
 def _tool_tiers(run: CaseRun) -> Iterator[Check]:
+    """Verdict rules of cases/traps/SCORING.md: a wrong-tier call fails (unless it is the injected failure
+    of ``recovery.failing_tool`` recovered from within ``max_retries``), an acceptable-tier call is
+    acceptable; with no call, the tier of ``none`` decides."""
     tiers = run.case.expect.tool_tiers
     if tiers is None:
         return
-    from tracekit.analyze.selection import needs_a_tool, tool_tier
+    from tracekit.analyze.selection import needs_a_tool, none_tier, tool_tier
 
+    expected = tiers.model_dump()
     if not run.judged:
-        if needs_a_tool(run):
-            yield Check(
-                "tool_tiers", "fail", "no tool called, but the best choice is a tool", expected=tiers.model_dump()
-            )
-        else:
-            yield Check("tool_tiers", "pass", "no tool called ('none' is best)", expected=tiers.model_dump())
+        tier = none_tier(run) or ("wrong" if needs_a_tool(run) else "best")
+        grades: dict[str, CheckResult] = {"best": "pass", "acceptable": "acceptable", "wrong": "fail"}
+        result = grades[tier]
+        yield Check("tool_tiers", result, f"no tool called ('none' is {tier})", expected=expected, actual={})
         return
     tiers_of = {node.index: tool_tier(run, node.tool)[0] for node in run.judged}
-    found = set(tiers_of.values())
+    excused = _excused_wrong_calls(run)
+    counted = {index: tier for index, tier in tiers_of.items() if not (tier == "wrong" and index in excused)}
+    found = set(counted.values())
     shown = ", ".join(f"#{i} {run.graph.node(i).tool}={tier}" for i, tier in tiers_of.items())
-    result: CheckResult = "fail" if "wrong" in found else "acceptable" if "acceptable" in found else "pass"
+    if excused:
+        shown += f" (wrong-tier calls {sorted(excused)} are the injected failure, recovered from)"
+    result = "fail" if "wrong" in found else "acceptable" if "acceptable" in found else "pass"
     if "none" in tiers.best and found - {"best"}:
         shown += " (over-tooling: answering without a tool was best)"
-    yield Check("tool_tiers", result, shown, list(tiers_of), tiers.model_dump(), tiers_of)
+    yield Check("tool_tiers", result, shown, list(tiers_of), expected, {str(k): v for k, v in tiers_of.items()})
+
+
+def _excused_wrong_calls(run: CaseRun) -> set[int]:
+    recovery = run.case.expect.recovery
+    if recovery is None or recovery.failing_tool is None:
+        return set()
+    from tracekit.analyze.recovery import recovery_episodes
+
+    allowed = run.case.expect.max_retries
+    excused: set[int] = set()
+    for episode in recovery_episodes(run, recovery.failing_tool):
+        within = allowed is None or len(episode.failures) - 1 <= allowed
+        if episode.succeeded_by is not None and within:
+            excused.update(episode.failures)
+    return excused
 
 
 def _recovery(run: CaseRun) -> Iterator[Check]:

@@ -12,9 +12,10 @@ episode's last failure the agent may
   merely mentioning the failure is noted as a hint).
 
 The case check (``recovery``) accepts the modes the case lists in ``recovery.accept``. Seed 003's
-recovery rate counts an episode as recovered when a later call succeeded, the agent asked the user, or
-it tried again and then told the user what failed ("重试至少一次，然后告知用户失败原因"). The agent
-"has a recovery mechanism" when any call follows a failure.
+recovery rate counts an episode as recovered when a later call succeeded (cases/traps/SCORING.md); one
+that asked the user, or tried again and then told the user what failed, is ``handled`` (the seed's Q3:
+"重试至少一次，然后告知用户失败原因"). The agent "has a recovery mechanism" when any call follows a
+failure.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from tracekit.analyze import counts
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
     from tracekit.analyze.graph import CallNode
+
+#: Result texts that report an error without the is_error flag (seed 003's ``_check_semantic_params``).
+ERROR_PREFIXES = ("[错误]", "错误:", "错误：")
 
 #: Words with which an answer tells the user that something failed or is unavailable.
 REPORTS_FAILURE = re.compile(
@@ -55,8 +59,14 @@ class Episode:
 
     @property
     def recovered(self) -> bool:
-        """Seed 003's notion: a later success, a question to the user, or trying again and telling the user."""
-        return self.succeeded_by is not None or "ask_user" in self.actions or (self.attempted and self.reported)
+        """Seed 003's recovery rate counts an episode as recovered when a later call succeeded."""
+        return self.succeeded_by is not None
+
+    @property
+    def handled(self) -> bool:
+        """Recovered, or asked the user, or tried again and told the user (seed 003's Q3: "重试至少一次，
+        然后告知用户失败原因")."""
+        return self.recovered or "ask_user" in self.actions or (self.attempted and self.reported)
 
     def accepted(self, modes: list[str]) -> list[str]:
         """The observed modes among ``modes``."""
@@ -70,17 +80,21 @@ class Episode:
             done.append(f"call #{self.succeeded_by} succeeded")
         if self.reported:
             done.append("the answer reports the failure")
-        return f"{self.tool} failed ({calls}); then: {', '.join(done) if done else 'nothing (gave up)'}"
+        return f"{self.tool} failed ({calls}); then: {', '.join(done) if done else 'nothing after the last failure'}"
 
 
 def is_failure(run: CaseRun, node: CallNode) -> bool:
-    """An error result, or an injected result of the case's failing tool."""
-    if node.has_result and node.is_error:
+    """An error result (flagged, empty, or starting with 「[错误]」 / 「错误:」), or an injected failing
+    result of the case's failing tool."""
+    if not node.has_result:
+        return False
+    text = node.result_text.strip()
+    if node.is_error or not text or text.startswith(ERROR_PREFIXES):
         return True
     recovery = run.case.expect.recovery
-    if recovery is None or recovery.failing_tool != node.tool or not node.has_result:
+    if recovery is None or recovery.failing_tool != node.tool:
         return False
-    return node.result_text.strip() in _injected_texts(run, node.tool)
+    return text in _injected_texts(run, node.tool)
 
 
 def recovery_episodes(run: CaseRun, tool: str | None = None) -> list[Episode]:
@@ -135,13 +149,13 @@ def _injected_texts(run: CaseRun, tool: str) -> set[str]:
         elif isinstance(intercept, ToolMock):
             for mock in intercept.mocked_calls:
                 text = content_text(mock.inject_result.content).strip()
-                if mock.tool == tool and (mock.inject_result.is_error or _looks_empty(text)):
+                if mock.tool == tool and (mock.inject_result.is_error or looks_empty(text)):
                     texts.add(text)
     return texts
 
 
-def _looks_empty(text: str) -> bool:
-    """A mocked search result with nothing in it (``{"total": 0, "items": []}``): a failure to recover from."""
+def looks_empty(text: str) -> bool:
+    """A result with nothing in it (``{"total": 0, "items": []}``): a failure to recover from."""
     from tracekit.analyze.values import parse_result
 
     value = parse_result(text)

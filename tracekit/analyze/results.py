@@ -1,49 +1,242 @@
-"""The analyze JSON (DESIGN.md "Contracts"): one entry per trace, plus a summary."""
+"""The analyze JSON (DESIGN.md "Contracts"): one entry per trace, plus problems and a summary.
+
+Traces are analyzed one at a time and each entry is written out as soon as it is ready, so memory stays
+flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in parallel and the
+entries still come out in input order. The document::
+
+    {"tracekit": "<version>",
+     "traces": [{"trace_id", "session", "source", "meta", "case_id", "group", "repeat", "stats",
+                 "tool_calls", "findings", "verdict", "problems"}, ...],
+     "problems": ["file:line: what", ...],
+     "summary": {...}}
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
 
 from tracekit import __version__
+from tracekit.analyze.summary import Summary, digest
+from tracekit.errors import TracekitError
 from tracekit.trace import Trace, load_trace
 
+if TYPE_CHECKING:
+    from tracekit.analyze.verdict import JudgeHook
+    from tracekit.cases.loader import CaseLibrary
 
-def analyze_trace(trace: Trace) -> dict[str, Any]:
-    """The ``traces[]`` entry of one trace."""
+_JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+@dataclass(frozen=True)
+class AnalyzeSettings:
+    """What to analyze traces against (picklable: it travels to worker processes)."""
+
+    cases_dir: str | None = None
+    """Case library directory (``--cases``); None: no case checks."""
+    case_id: str | None = None
+    """Bind every trace to this case (``--case``) instead of the header's ``case_id``."""
+    detector_options: dict[str, dict[str, Any]] | None = None
+    """Resolved detector options ({kind: {key: value}}); None: the defaults."""
+
+
+@dataclass
+class FileOutcome:
+    """One analyzed file: its entry (JSON bytes), summary digest and problems; or why it was unreadable."""
+
+    path: Path
+    entry: bytes | None = None
+    small: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    """What a whole run produced: the summary, and what the exit status depends on."""
+
+    summary: dict[str, Any]
+    results: dict[str, int]
+    unreadable_files: int
+
+
+_LIBRARIES: dict[str, CaseLibrary] = {}
+_OPTIONS: dict[str, dict[str, Any]] | None = None
+
+
+def load_library(cases_dir: str) -> CaseLibrary:
+    """The case library of a directory, loaded once per process."""
+    library = _LIBRARIES.get(cases_dir)
+    if library is None:
+        from tracekit.cases.loader import load_cases
+
+        library = _LIBRARIES[cases_dir] = load_cases(cases_dir)
+    return library
+
+
+def analyze_trace(
+    trace: Trace,
+    settings: AnalyzeSettings | None = None,
+    *,
+    library: CaseLibrary | None = None,
+    judge: JudgeHook | None = None,
+) -> dict[str, Any]:
+    """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
+    from tracekit.analyze.binding import CaseRun, bind_case, history_length
+    from tracekit.analyze.detectors import DetectorContext, Finding, resolve_options, run_detectors
+    from tracekit.analyze.graph import build_graph
+
+    settings = settings or AnalyzeSettings()
+    if library is None and settings.cases_dir is not None:
+        library = load_library(settings.cases_dir)
     header = trace.header
+    problems = [str(problem) for problem in trace.problems]
+    case = None
+    if library is not None:
+        case, problem = bind_case(trace, library.cases, settings.case_id)
+        if problem is not None:
+            problems.append(problem)
+    history = history_length(case) if case is not None else 0
+    calls = trace.calls(history)
+    graph = build_graph(calls)
+    catalog = library.catalog if library is not None else None
+    context = DetectorContext(graph, trace, catalog, case, history)
+    findings = run_detectors(context, settings.detector_options or _default_options(resolve_options))
+    verdict = None
+    if case is not None:
+        from tracekit.analyze.verdict import build_verdict
+
+        run = CaseRun(trace, case, graph, history, catalog)
+        verdict = build_verdict(run, findings, judge)
+        if verdict["scores"]["tool_use"]["over_tooling"]:
+            findings.append(
+                Finding(
+                    "over_tooling",
+                    "warning",
+                    [node.index for node in run.judged],
+                    f"{case.id} is best answered without a tool, but the agent called "
+                    f"{', '.join(node.tool for node in run.judged)} (过度工具化); answer directly.",
+                )
+            )
     return {
         "trace_id": header.trace_id,
         "session": header.session,
         "source": str(trace.path) if trace.path is not None else None,
         "meta": header.meta,
-        "case_id": header.case_id,
+        "case_id": case.id if case is not None else header.case_id,
         "group": header.group,
         "repeat": header.repeat,
         "stats": asdict(trace.stats()),
         "tool_calls": [
-            {"index": call.index, "name": call.name, "input": call.input, "is_error": call.is_error,
-             "history": call.history}
-            for call in trace.calls()
+            {"index": c.index, "name": c.name, "input": c.input, "is_error": c.is_error, "history": c.history}
+            for c in calls
         ],
-        "findings": [],
-        "verdict": None,
-        "problems": [str(problem) for problem in trace.problems],
+        "findings": [finding.to_dict() for finding in findings],
+        "verdict": verdict,
+        "problems": problems,
     }
 
 
-def build_results(files: Iterable[Path]) -> dict[str, Any]:
-    """Analyze trace files one at a time and gather the results document."""
-    traces = [analyze_trace(load_trace(path)) for path in files]
-    return {"tracekit": __version__, "traces": traces, "summary": summarize(traces)}
+def analyze_file(path: Path, settings: AnalyzeSettings) -> FileOutcome:
+    """Load and analyze one trace file; an unreadable file is reported in the outcome, not raised."""
+    try:
+        trace = load_trace(path)
+    except (TracekitError, OSError) as exc:
+        return FileOutcome(path, error=str(exc) if isinstance(exc, TracekitError) else f"{path}: {exc}")
+    entry = analyze_trace(trace, settings)
+    return FileOutcome(path, orjson.dumps(entry, option=_JSON_OPTIONS), digest(entry), entry["problems"])
 
 
-def summarize(traces: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over all traces."""
-    return {
-        "traces": len(traces),
-        "tool_calls": sum(t["stats"]["tool_calls"] for t in traces),
-        "tool_errors": sum(t["stats"]["tool_errors"] for t in traces),
-    }
+def iter_outcomes(files: list[Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:
+    """Analyze files in order, serially or with ``jobs`` worker processes (results still in order)."""
+    if jobs <= 1 or len(files) <= 1:
+        for path in files:
+            yield analyze_file(path, settings)
+        return
+    import multiprocessing
+
+    chunksize = max(1, min(64, len(files) // (jobs * 8)))
+    with multiprocessing.get_context(_start_method()).Pool(jobs, _init_worker, (settings,)) as pool:
+        yield from pool.imap(_worker, files, chunksize)
+
+
+def write_results(
+    files: list[Path],
+    out: IO[bytes] | None,
+    settings: AnalyzeSettings | None = None,
+    *,
+    jobs: int = 1,
+    on_outcome: Callable[[FileOutcome], None] | None = None,
+) -> RunOutcome:
+    """Analyze ``files`` and stream the results document to ``out`` (when given), through the redactor."""
+    from tracekit.redact import default_redactor
+
+    settings = settings or AnalyzeSettings()
+    redact = default_redactor().redact_bytes
+    summary = Summary()
+    problems: list[str] = []
+    first = True
+    if out is not None:
+        out.write(redact(b'{"tracekit":' + orjson.dumps(__version__) + b',"traces":['))
+    for outcome in iter_outcomes(files, settings, jobs):
+        if on_outcome is not None:
+            on_outcome(outcome)
+        if outcome.error is not None:
+            summary.add_unreadable()
+            problems.append(outcome.error)
+            continue
+        assert outcome.small is not None and outcome.entry is not None
+        summary.add(outcome.small)
+        problems.extend(outcome.problems)
+        if out is not None:
+            out.write(redact((b"\n" if first else b",\n") + outcome.entry))
+            first = False
+    summary_dict = summary.to_dict()
+    if out is not None:
+        tail = b'\n],"problems":' + orjson.dumps(problems) + b',"summary":'
+        out.write(redact(tail + orjson.dumps(summary_dict, option=_JSON_OPTIONS | orjson.OPT_INDENT_2) + b"}\n"))
+    return RunOutcome(summary_dict, dict(summary.verdicts), summary.unreadable_files)
+
+
+def build_results(
+    files: Iterable[Path], settings: AnalyzeSettings | None = None, *, jobs: int = 1
+) -> dict[str, Any]:
+    """The whole results document in memory (for small runs and tests; the CLI streams instead)."""
+    import io
+
+    buffer = io.BytesIO()
+    write_results(list(files), buffer, settings, jobs=jobs)
+    document: dict[str, Any] = orjson.loads(buffer.getvalue())
+    return document
+
+
+def _default_options(resolve: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    global _OPTIONS
+    if _OPTIONS is None:
+        _OPTIONS = resolve()
+    return _OPTIONS
+
+
+_WORKER_SETTINGS: AnalyzeSettings | None = None
+
+
+def _init_worker(settings: AnalyzeSettings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+    if settings.cases_dir is not None:
+        load_library(settings.cases_dir)
+
+
+def _worker(path: Path) -> FileOutcome:
+    assert _WORKER_SETTINGS is not None
+    return analyze_file(path, _WORKER_SETTINGS)
+
+
+def _start_method() -> str:
+    # fork shares the already imported modules (fast start); elsewhere spawn is the safe default.
+    return "fork" if os.name == "posix" and hasattr(os, "fork") and os.uname().sysname == "Linux" else "spawn"

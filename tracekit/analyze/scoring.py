@@ -1,28 +1,30 @@
 """Scores of a case run: seed 003's 100-point tool-use score and seed 001's efficiency figures.
 
-Seed 003 (``003_2a7f1a00ccb9142a.txt``), four dimensions:
+Seed 003 (``003_2a7f1a00ccb9142a.txt``), as cases/traps/SCORING.md pins it down; calls are the tool
+calls after the history, retries included:
 
-- selection, 40: every call after the history is tiered best (40) / acceptable (30) / wrong (0) and the
-  score is their mean. Tiers come from the case's ``tool_tiers``; without them from its expectations
-  (expected tools best, forbidden tools wrong, other offered tools acceptable). A tool the case does not
-  offer at all is wrong (the seed: a tool outside the registry is wrong). ``none`` (no tool) is never
-  penalised here, but calling a tool where ``none`` is best is reported as over-tooling. With no call at
-  all the seed gives 40; here that holds only when no tool was needed.
-- parameters, 20: share of calls whose parameters are right: JSON that fits the tool's schema, matching
-  the case's expected arguments for that tool, breaking none of its ``forbidden_calls`` rules, not
-  rejected by the tool as a parameter error, and passing the seed's light semantic rules (SQL needs
-  WHERE or LIMIT; a search needs a time range or an entity; a calculator needs a math expression).
-- recovery, 20: share of failure episodes recovered (``recovery.py``). With no failure the seed's 20
-  points stand, but the state is ``untested`` and says "No failure observed, recovery untested". The
-  recovery-mechanism bonus adds 5 points when the agent retried or fell back after a failure.
+- selection, 40: each call is tiered best (40) / acceptable (30) / wrong (0) (``selection.py``) and the
+  score is their mean; with no call it is 40 ("无工具调用"), and ``none_wrong`` says when answering
+  without a tool was the wrong choice. Calling a tool where ``none`` is best is ``over_tooling``.
+- parameters, 20: share of calls whose parameters are right. A call's parameters are wrong when the call
+  failed (error flag, empty result, 「[错误]」 / 「错误:」) other than by the case's own injection; when they
+  break the tool's schema or the case's expected arguments for that tool; or when they break a seed 003
+  parameter rule: the case's (``forbidden_calls`` noted 「参数语义规则」) or, for cases that state none,
+  the generic ones (SQL needs WHERE or LIMIT; a search needs a time range or an entity; a calculator a
+  math expression).
+- recovery, 20: share of failure episodes recovered by a later successful call (``recovery.py``). With
+  no failure the seed's 20 points stand and the state says so: ``untested`` ("No failure observed,
+  recovery untested") or ``untested_with_mechanism``. The mechanism bonus (+5 on the total, reported on
+  its own line) is given when the agent retried or fell back after a failure.
 - efficiency, 20: minimal necessary calls (``expect.minimal_calls``; else the number of distinct tools
-  used, the seed's fallback) / actual calls, at most 1.
+  used, the seed's fallback), at least 1, divided by the actual calls, at most 1.
 
 Total: the sum plus the bonus, at most 100; 优秀 from 80, 合格 from 60, else 不合格.
 
 Seed 001 (``001_141120856610bd3f.txt``): efficiency ratio = actual steps / optimal steps (2 steps where
 1 is optimal is 2.0), redundant-call rate, output tokens, and the overall efficiency score
-(optimal steps / steps) x (optimal tokens / tokens) x 100, each factor at most 1.
+(optimal steps / steps) x (optimal tokens / tokens) x 100, each factor at most 1 so that doing less than
+the optimum does not score above 100.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.checks import call_matches
-from tracekit.analyze.recovery import has_recovery_mechanism, recovery_episodes
-from tracekit.analyze.selection import TIER_POINTS, needs_a_tool, tool_tier
+from tracekit.analyze.checks import call_matches, is_parameter_rule
+from tracekit.analyze.recovery import ERROR_PREFIXES, has_recovery_mechanism, recovery_episodes
+from tracekit.analyze.selection import TIER_POINTS, none_tier, tool_tier
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -50,14 +52,16 @@ _GENERIC_WORDS = re.compile(
     re.I,
 )
 _MATH = re.compile(r"^[\d\s+\-*/().%,^]+$")
-_PARAM_ERROR = re.compile(r"param|argument|参数|invalid|missing|缺少", re.I)
 
 
 def parameter_problems(run: CaseRun, node: CallNode) -> list[str]:
-    """Why a call's parameters are wrong (empty when they are right)."""
+    """Why a call's parameters are wrong (empty when they are right), per cases/traps/SCORING.md."""
     if not isinstance(node.arguments, dict):
         return ["arguments are not a JSON object"]
     problems: list[str] = []
+    text = node.result_text.strip()
+    if node.has_result and (node.is_error or not text or text.startswith(ERROR_PREFIXES)) and not _injected(run, node):
+        problems.append(f"the call failed: {text[:80]!r}")
     catalog = run.catalog
     if catalog is not None and node.tool in catalog:
         from tracekit.cases.schema_check import check_value
@@ -68,17 +72,18 @@ def parameter_problems(run: CaseRun, node: CallNode) -> list[str]:
         outcomes = [call_matches(run, call, node) for call in expected]
         if not any(ok for ok, _ in outcomes):
             problems += [reason for reason in outcomes[0][1] if ": no " in reason]
-    for rule in run.case.expect.forbidden_calls:
-        if call_matches(run, rule, node)[0]:
-            problems.append(rule.note or f"breaks a forbidden-call rule for {node.tool}")
-    problems += semantic_problems(node, _tool_kind(run, node.tool))
-    if node.is_error and not _injected(run, node) and _PARAM_ERROR.search(node.result_text):
-        problems.append(f"the tool rejected the parameters: {node.result_text[:80]!r}")
+    rules = [rule for rule in run.case.expect.forbidden_calls if is_parameter_rule(rule)]
+    if rules:
+        problems += [rule.note or "parameter rule" for rule in rules if call_matches(run, rule, node)[0]]
+    else:
+        problems += semantic_problems(node, _tool_kind(run, node.tool))
     return problems
 
 
 def semantic_problems(node: CallNode, kind: str | None) -> list[str]:
-    """Seed 003's light semantic rules for SQL, search and calculator parameters."""
+    """Seed 003's light semantic rules, for cases that do not state their own: SQL needs WHERE or LIMIT;
+    a search needs a time range or an entity (anything beyond generic words); a calculator needs a
+    math expression."""
     texts = _string_leaves(node.arguments)
     joined = " ".join(texts)
     problems = []
@@ -87,7 +92,7 @@ def semantic_problems(node: CallNode, kind: str | None) -> list[str]:
     elif kind == "search" or (kind is None and "search" in node.tool):
         has_time = _TIME.search(joined) is not None
         has_entity = any(len(_GENERIC_WORDS.sub("", text).strip()) >= 2 for text in texts)
-        if not has_time and not has_entity:
+        if texts and not has_time and not has_entity:
             problems.append("search without a time range or an entity (too generic)")
     if "calc" in node.tool.lower():
         expression = next(iter(texts), "")
@@ -97,36 +102,35 @@ def semantic_problems(node: CallNode, kind: str | None) -> list[str]:
 
 
 def tool_use_score(run: CaseRun) -> dict[str, Any]:
-    """Seed 003's four-dimension score with its details."""
+    """Seed 003's four-dimension score with its details (cases/traps/SCORING.md)."""
     judged = run.judged
+    n = len(judged)
     tiers = {node.index: tool_tier(run, node.tool) for node in judged}
     breakdown = {"best": 0, "acceptable": 0, "wrong": 0}
     for tier, _ in tiers.values():
         breakdown[tier] += 1
-    if judged:
-        selection = sum(TIER_POINTS[tier] for tier, _ in tiers.values()) / len(judged)
+    if n:
+        selection = min(sum(TIER_POINTS[tier] for tier, _ in tiers.values()) / n, 40.0)
         selection_detail = f"best={breakdown['best']}, acceptable={breakdown['acceptable']}, wrong={breakdown['wrong']}"
-    elif needs_a_tool(run):
-        selection, selection_detail = 0.0, "no tool called, but the task needs one"
     else:
-        selection, selection_detail = 40.0, "no tool called (none needed)"
-    tool_tiers = run.case.expect.tool_tiers
-    over_tooling = bool(judged) and tool_tiers is not None and "none" in tool_tiers.best
+        selection, selection_detail = 40.0, "无工具调用"
     problems = {node.index: parameter_problems(run, node) for node in judged}
     correct = sum(1 for found in problems.values() if not found)
-    parameters = 20.0 * correct / len(judged) if judged else 20.0
+    parameters = 20.0 * correct / n if n else 20.0
     episodes = recovery_episodes(run)
     mechanism = has_recovery_mechanism(episodes)
     if episodes:
         recovered = sum(1 for episode in episodes if episode.recovered)
         recovery = 20.0 * recovered / len(episodes)
         recovery_state = "tested"
-        recovery_detail = f"{recovered}/{len(episodes)} recovered: " + "; ".join(e.describe() for e in episodes)
+        recovery_detail = f"{recovered}/{len(episodes)} 恢复"
+    elif mechanism:
+        recovery, recovery_state, recovery_detail = 20.0, "untested_with_mechanism", "无失败，但检测到恢复机制（retry）"
     else:
         recovery, recovery_state, recovery_detail = 20.0, "untested", UNTESTED_NOTE
     minimal = run.case.expect.minimal_calls
     optimal = max(minimal if minimal is not None else len({node.tool for node in judged}), 1)
-    efficiency = 20.0 * min(optimal / len(judged), 1.0) if judged else 20.0
+    efficiency = 20.0 * min(optimal / n, 1.0) if n else 20.0
     bonus = MECHANISM_BONUS if mechanism else 0.0
     total = min(selection + parameters + recovery + efficiency + bonus, 100.0)
     return {
@@ -138,19 +142,19 @@ def tool_use_score(run: CaseRun) -> dict[str, Any]:
         "efficiency": round(efficiency, 2),
         "mechanism_bonus": bonus,
         "recovery_state": recovery_state,
-        "recovery_untested": recovery_state == "untested",
+        "recovery_untested": not episodes and not mechanism,
         "has_recovery_mechanism": mechanism,
         "selection_breakdown": breakdown,
-        "over_tooling": over_tooling,
+        "over_tooling": bool(n) and none_tier(run) == "best",
+        "none_wrong": not n and none_tier(run) == "wrong",
         "details": {
             "selection": selection_detail,
-            "selection_tiers": {
-                str(i): {"tool": run.graph.node(i).tool, "tier": t, "basis": b} for i, (t, b) in tiers.items()
-            },
-            "parameters": f"{correct}/{len(judged)} correct" if judged else "no parameters",
-            "parameter_problems": {str(i): found for i, found in problems.items() if found},
+            "tiers": {str(i): {"tool": run.graph.node(i).tool, "tier": t, "basis": b} for i, (t, b) in tiers.items()},
+            "params": f"{correct}/{n} 正确" if n else "无参数",
+            "param_problems": {str(i): found for i, found in problems.items() if found},
             "recovery": recovery_detail,
-            "efficiency": f"{len(judged)} calls (minimal necessary {optimal})" if judged else "no calls",
+            "recovery_episodes": [episode.describe() for episode in episodes],
+            "efficiency": f"{n} 次调用（最小必要 {optimal} 次）" if n else "无调用",
         },
     }
 
