@@ -1,0 +1,45 @@
+"""``tracekit export``: traces in other tools' formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tracekit.cli.common import InputError
+from tracekit.errors import TracekitError
+
+
+@click.group()
+def export() -> None:
+    """Export traces to other formats (OpenTelemetry)."""
+
+
+@export.command("otel")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The OTLP JSON file to write.")
+@click.option("--with-content", is_flag=True,
+              help="Include prompts, answers, tool arguments and results (off by default: they may be sensitive).")
+def otel(paths: tuple[Path, ...], out: Path, with_content: bool) -> None:
+    """Write the traces in PATHS (files or folders) as OTLP JSON spans.
+
+    Spans follow the OpenTelemetry GenAI semantic conventions v1.41.0: invoke_agent per trace, chat per
+    model call, execute_tool per tool call. Load the file into any OTLP/JSON backend (Langfuse,
+    Phoenix, a collector's otlpjsonfile receiver). Secrets are redacted on the way out.
+    """
+    from tracekit.export.otel import otlp_document
+    from tracekit.output import write_json
+    from tracekit.trace import load_trace, trace_files
+
+    try:
+        files = trace_files(paths)
+        traces = [load_trace(path) for path in files]
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+    for trace in traces:
+        for problem in trace.problems:
+            click.echo(f"warning: {problem}", err=True)
+    document = otlp_document(traces, with_content=with_content)
+    write_json(out, document, indent=False)
+    spans = len(document["resourceSpans"][0]["scopeSpans"][0]["spans"])
+    click.echo(f"{len(traces)} traces, {spans} spans -> {out}")

@@ -1,0 +1,61 @@
+"""``tracekit report``: HTML, Markdown and JUnit reports from an analyze results JSON."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tracekit.cli.common import EXIT_CHECK_FAILED, InputError
+from tracekit.errors import TracekitError
+
+
+@click.command()
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
+@click.option("--markdown", type=click.Path(path_type=Path), help="Write a PR-comment-sized Markdown summary here.")
+@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here (one testcase per run).")
+@click.option("--baseline", type=click.Path(path_type=Path), help="An earlier results JSON to compare against.")
+@click.option("--cases", "cases_dir", type=click.Path(path_type=Path),
+              help="The case library, to show each case's expectation on its page.")
+@click.option("--fail-on", type=click.Choice(["fail", "acceptable"]),
+              help="Exit 1 when a verdict is fail (or acceptable or worse).")
+def report(
+    results: Path,
+    html_dir: Path | None,
+    markdown: Path | None,
+    junit: Path | None,
+    baseline: Path | None,
+    cases_dir: Path | None,
+    fail_on: str | None,
+) -> None:
+    """Write reports from RESULTS (the JSON of `tracekit analyze --json`).
+
+    Trace files named in the results are read for the trace pages (relative paths from the working
+    directory, then from the results file's folder). Exit status: 0 when written, 1 with --fail-on and
+    a failing verdict, 2 on bad usage or unreadable input.
+    """
+    from tracekit.report import write_reports
+
+    if html_dir is None and markdown is None and junit is None and fail_on is None:
+        raise click.UsageError("nothing to do: give --html DIR, --markdown FILE, --junit FILE or --fail-on")
+    if cases_dir is not None and not cases_dir.exists():
+        raise InputError(f"{cases_dir}: no such case library")
+    try:
+        outcome = write_reports(
+            results, html_dir=html_dir, markdown=markdown, junit=junit, baseline=baseline,
+            cases=cases_dir, fail_on=fail_on or "fail",
+        )
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+    if outcome.index is not None:
+        click.echo(f"HTML report: {outcome.index} ({len(outcome.html)} pages)")
+    if outcome.markdown is not None:
+        click.echo(f"Markdown: {outcome.markdown}")
+    if outcome.junit is not None:
+        click.echo(f"JUnit XML: {outcome.junit}")
+    if fail_on is not None and outcome.failing:
+        click.echo(f"{len(outcome.failing)} runs fail under --fail-on {fail_on}", err=True)
+        sys.stdout.flush()
+        sys.exit(EXIT_CHECK_FAILED)

@@ -1,0 +1,375 @@
+"""Traces as OpenTelemetry spans in OTLP JSON, following the GenAI semantic conventions.
+
+Pinned to **OpenTelemetry semantic conventions v1.41.0** (the last release whose GenAI conventions
+live in open-telemetry/semantic-conventions; files docs/gen-ai/gen-ai-spans.md and
+gen-ai-agent-spans.md). From there:
+
+- one ``invoke_agent {gen_ai.agent.name}`` span per trace (kind INTERNAL), the parent of
+- one ``chat {gen_ai.request.model}`` span per model call (kind CLIENT) with ``gen_ai.operation.name``,
+  ``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.response.model``,
+  ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens`` / ``output_tokens``,
+  ``gen_ai.conversation.id``, ``error.type`` on failure;
+- one ``execute_tool {gen_ai.tool.name}`` span per tool call (kind INTERNAL) with ``gen_ai.tool.name``,
+  ``gen_ai.tool.call.id``, ``gen_ai.tool.type`` = ``function``, ``error.type`` when the tool failed.
+
+Content is opt-in, as the conventions require: only with ``with_content`` are
+``gen_ai.system_instructions``, ``gen_ai.input.messages``, ``gen_ai.output.messages`` (the
+role/parts shape of gen-ai-input-messages.json) and ``gen_ai.tool.call.arguments`` /
+``gen_ai.tool.call.result`` added, as JSON strings (structured attributes on spans are not yet
+supported everywhere, which the conventions allow for). Fields the conventions do not name carry a
+``tracekit.`` prefix.
+
+The document is an OTLP ``ExportTraceServiceRequest`` in the OTLP/JSON encoding: hex trace and span
+ids, lowerCamelCase keys, integers as decimal strings, enums as numbers. Ids are hashes of the trace
+id, so exporting the same trace twice gives the same spans.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tracekit import __version__
+from tracekit.trace import (
+    AssistantMessage,
+    ModelCall,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    Trace,
+    UserMessage,
+    content_text,
+)
+
+SEMCONV_VERSION = "1.41.0"
+SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
+
+SPAN_KIND_INTERNAL = 1
+SPAN_KIND_CLIENT = 3
+STATUS_UNSET = 0
+STATUS_ERROR = 2
+
+# Provider finish reasons -> the conventions' FinishReason values (gen-ai-output-messages.json).
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "stop": "stop", "tool_use": "tool_call",
+           "tool_calls": "tool_call", "max_tokens": "length", "length": "length",
+           "content_filter": "content_filter", "refusal": "content_filter"}
+
+
+@dataclass
+class _Span:
+    name: str
+    kind: int
+    start: int
+    end: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def otlp_document(traces: Iterable[Trace], *, with_content: bool = False) -> dict[str, Any]:
+    """An OTLP/JSON ``ExportTraceServiceRequest`` holding the spans of every trace."""
+    spans = [span for trace in traces for span in trace_spans(trace, with_content=with_content)]
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _attributes({"service.name": "tracekit",
+                                                        "telemetry.sdk.name": "tracekit",
+                                                        "telemetry.sdk.version": __version__})},
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "tracekit.export.otel", "version": __version__},
+                        "spans": spans,
+                        "schemaUrl": SCHEMA_URL,
+                    }
+                ],
+                "schemaUrl": SCHEMA_URL,
+            }
+        ]
+    }
+
+
+def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, Any]]:
+    """The OTLP/JSON spans of one trace: the agent span first, then model calls and tool calls in order."""
+    header = trace.header
+    times = _record_times(trace)
+    trace_hex = _hex(f"trace:{header.trace_id}", 32)
+    root_id = _hex(f"span:{header.trace_id}:agent", 16)
+    conversation_id = header.session or header.trace_id
+    provider = header.provider or "_OTHER"
+    agent_name = str(header.meta.get("agent") or header.source or "agent")
+    model_calls = [record for record in trace.records if isinstance(record, ModelCall)]
+    children: list[_Span] = []
+    if model_calls:
+        children += _chat_spans(trace, times, conversation_id, with_content)
+    else:
+        children += _imported_chat_spans(trace, times, conversation_id, provider, with_content)
+    children += _tool_spans(trace, times, with_content)
+
+    start = min([times[0], *(span.start for span in children)]) if times else 0
+    end = max([times[-1], *(span.end for span in children)]) if times else 0
+    stats = trace.stats()
+    root = _Span(
+        name=f"invoke_agent {agent_name}",
+        kind=SPAN_KIND_INTERNAL,
+        start=start,
+        end=end,
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": provider,
+            "gen_ai.agent.name": agent_name,
+            "gen_ai.conversation.id": conversation_id,
+            "gen_ai.request.model": header.model,
+            "gen_ai.usage.input_tokens": stats.input_tokens,
+            "gen_ai.usage.output_tokens": stats.output_tokens,
+            "tracekit.trace_id": header.trace_id,
+            "tracekit.case_id": header.case_id,
+            "tracekit.group": header.group,
+            "tracekit.repeat": header.repeat,
+            "tracekit.tool_calls": stats.tool_calls,
+            "tracekit.tool_errors": stats.tool_errors,
+        },
+    )
+    spans = [_encode(root, trace_hex, root_id, None)]
+    for number, span in enumerate(children):
+        spans.append(_encode(span, trace_hex, _hex(f"span:{header.trace_id}:{number}", 16), root_id))
+    return spans
+
+
+# --------------------------------------------------------------------------- spans
+
+
+def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_content: bool) -> list[_Span]:
+    spans = []
+    conversation: list[dict[str, Any]] = []
+    system: list[dict[str, Any]] = []
+    pending: _Span | None = None
+    for position, record in enumerate(trace.records):
+        if isinstance(record, ModelCall):
+            end = times[position + 1]
+            start = end - int((record.latency_ms or 0) * 1_000_000)
+            model = record.model or trace.header.model or "unknown"
+            span = _Span(
+                name=f"chat {model}",
+                kind=SPAN_KIND_CLIENT,
+                start=start,
+                end=end,
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": record.provider,
+                    "gen_ai.request.model": model,
+                    "gen_ai.response.model": (record.response or {}).get("model") or record.model,
+                    "gen_ai.response.id": (record.response or {}).get("id"),
+                    "gen_ai.response.finish_reasons": [record.stop_reason] if record.stop_reason else None,
+                    "gen_ai.usage.input_tokens": record.usage.input_tokens,
+                    "gen_ai.usage.output_tokens": record.usage.output_tokens,
+                    "gen_ai.conversation.id": conversation_id,
+                    "tracekit.usage.cache_read_input_tokens": record.usage.cache_read_input_tokens,
+                    "tracekit.usage.cache_creation_input_tokens": record.usage.cache_creation_input_tokens,
+                    "tracekit.ttft_ms": record.ttft_ms,
+                    "tracekit.attempts": record.attempts if record.attempts != 1 else None,
+                    "tracekit.partial": record.partial or None,
+                    "http.response.status_code": record.status,
+                },
+            )
+            if record.error is not None or (record.status is not None and record.status >= 400):
+                span.error = str(record.status) if record.status else "_OTHER"
+            if with_content:
+                if system:
+                    span.attributes["gen_ai.system_instructions"] = _json(system)
+                span.attributes["gen_ai.input.messages"] = _json(conversation)
+            spans.append(span)
+            pending = span
+        elif isinstance(record, SystemMessage):
+            system = _parts(record.content)
+        elif isinstance(record, UserMessage):
+            conversation.append({"role": "user", "parts": _parts(record.content)})
+        elif isinstance(record, ToolResult):
+            conversation.append({"role": "tool", "parts": [_tool_response(record)]})
+        elif isinstance(record, AssistantMessage):
+            message = _output_message(record)
+            conversation.append({"role": "assistant", "parts": message["parts"]})
+            if pending is not None and record.model_call is not None and with_content:
+                pending.attributes["gen_ai.output.messages"] = _json([message])
+            pending = None
+    return spans
+
+
+def _imported_chat_spans(
+    trace: Trace, times: list[int], conversation_id: str, provider: str, with_content: bool
+) -> list[_Span]:
+    """Traces without model calls (imported transcripts): one chat span per assistant message."""
+    spans = []
+    model = trace.header.model or "unknown"
+    for position, record in enumerate(trace.records):
+        if isinstance(record, AssistantMessage):
+            moment = times[position + 1]
+            span = _Span(
+                name=f"chat {model}",
+                kind=SPAN_KIND_CLIENT,
+                start=moment,
+                end=moment,
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.provider.name": provider,
+                    "gen_ai.request.model": model,
+                    "gen_ai.response.finish_reasons": [record.stop_reason] if record.stop_reason else None,
+                    "gen_ai.conversation.id": conversation_id,
+                },
+            )
+            if with_content:
+                span.attributes["gen_ai.output.messages"] = _json([_output_message(record)])
+            spans.append(span)
+    return spans
+
+
+def _tool_spans(trace: Trace, times: list[int], with_content: bool) -> list[_Span]:
+    result_position: dict[int, int] = {}
+    for position, record in enumerate(trace.records):
+        if isinstance(record, ToolResult) and record.call_index is not None:
+            result_position.setdefault(record.call_index, position)
+    spans = []
+    for position, record in enumerate(trace.records):
+        if not isinstance(record, ToolCall):
+            continue
+        start = times[position + 1]
+        answered = result_position.get(record.index)
+        result = trace.records[answered] if answered is not None else None
+        end = max(start, times[answered + 1]) if answered is not None else start
+        span = _Span(
+            name=f"execute_tool {record.name}",
+            kind=SPAN_KIND_INTERNAL,
+            start=start,
+            end=end,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": record.name,
+                "gen_ai.tool.call.id": record.id,
+                "gen_ai.tool.type": "function",
+                "tracekit.tool.call.index": record.index,
+                "tracekit.tool.injected": (result.injected or None) if isinstance(result, ToolResult) else None,
+            },
+        )
+        if isinstance(result, ToolResult) and result.is_error:
+            span.error = "tool_error"
+        if with_content:
+            span.attributes["gen_ai.tool.call.arguments"] = _json(record.input)
+            if isinstance(result, ToolResult):
+                span.attributes["gen_ai.tool.call.result"] = content_text(result.content)
+        spans.append(span)
+    return spans
+
+
+# --------------------------------------------------------------------------- content
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "content": content}]
+    parts: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "content": str(block.get("text", ""))})
+        elif kind in ("tool_use", "server_tool_use"):
+            parts.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
+                          "arguments": block.get("input")})
+        elif kind == "thinking":
+            parts.append({"type": "reasoning", "content": str(block.get("thinking", ""))})
+        elif kind == "image":
+            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), Mapping) else {}
+            if source.get("type") == "base64":
+                parts.append({"type": "blob", "modality": "image", "mime_type": source.get("media_type"),
+                              "content": source.get("data")})
+            else:
+                parts.append({"type": "uri", "modality": "image", "uri": source.get("url")})
+        elif kind:
+            parts.append({"type": str(kind)})
+    return parts
+
+
+def _tool_response(record: ToolResult) -> dict[str, Any]:
+    return {"type": "tool_call_response", "id": record.tool_use_id, "response": content_text(record.content)}
+
+
+def _output_message(record: AssistantMessage) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "parts": _parts(record.content)}
+    if record.stop_reason:
+        message["finish_reason"] = _FINISH.get(record.stop_reason, record.stop_reason)
+    return message
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _record_times(trace: Trace) -> list[int]:
+    """Unix nanoseconds of the header and each record; records without a time follow the one before
+    by a microsecond (from the header's ``created`` time, or the epoch), so spans stay ordered."""
+    base = _parse_iso(trace.header.created) if trace.header.created else None
+    first = next((r.t for r in trace.records if r.t is not None), None)
+    current = int((trace.header.t or first or base or 0.0) * 1_000_000_000)
+    times = [current]
+    for record in trace.records:
+        current = int(record.t * 1_000_000_000) if record.t is not None else current + 1_000
+        times.append(current)
+    return times
+
+
+def _parse_iso(text: str) -> float | None:
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.timestamp()
+
+
+def _encode(span: _Span, trace_hex: str, span_id: str, parent: str | None) -> dict[str, Any]:
+    encoded: dict[str, Any] = {"traceId": trace_hex, "spanId": span_id}
+    if parent is not None:
+        encoded["parentSpanId"] = parent
+    attributes = dict(span.attributes)
+    if span.error is not None:
+        attributes["error.type"] = span.error
+    encoded.update(
+        name=span.name,
+        kind=span.kind,
+        startTimeUnixNano=str(span.start),
+        endTimeUnixNano=str(max(span.end, span.start)),
+        attributes=_attributes(attributes),
+        status={"code": STATUS_ERROR, "message": span.error} if span.error is not None else {"code": STATUS_UNSET},
+    )
+    return encoded
+
+
+def _attributes(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": key, "value": _any_value(value)} for key, value in values.items() if value is not None]
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, (list, tuple)):
+        return {"arrayValue": {"values": [_any_value(item) for item in value if item is not None]}}
+    return {"stringValue": value if isinstance(value, str) else _json(value)}
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def _hex(text: str, digits: int) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:digits]

@@ -1,0 +1,256 @@
+"""The HTML report: a folder of self-contained pages.
+
+Layout of ``DIR``::
+
+    index.html                summary sections + the first page of traces
+    runs-2.html, ...          further pages of traces (PAGE_SIZE rows each)
+    cases/<case>.html         one page per case: expectation beside what the agent did, checks, judge
+    traces/<trace>.html       one page per trace: timeline, findings on their calls, call graph
+    kinds/finding-<k>.html    every trace with a finding kind (paginated likewise)
+    kinds/mode-<m>.html       every trace with a failure mode
+
+Pages carry their CSS inline and draw the call graph as inline SVG; a Content-Security-Policy allows
+nothing else, so a page never runs a script or makes a request. The same input gives the same bytes:
+nothing depends on the clock, the machine or dict/set iteration of unordered data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tracekit.output import write_text
+from tracekit.redact import Redactor
+from tracekit.report.case_view import CaseView
+from tracekit.report.compare import BaselineDiff, GroupComparison
+from tracekit.report.env import report_environment
+from tracekit.report.runs import RESULTS, Run, as_mapping
+from tracekit.report.summary import (
+    KindGroup,
+    PassK,
+    failure_modes_by_kind,
+    findings_by_kind,
+    overall_tally,
+    tally_by_dimension,
+)
+from tracekit.report.svg import render_call_graph
+from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
+from tracekit.trace import Trace
+
+#: Rows per page of a trace list: 10,000 traces make 50 light pages instead of one heavy one.
+PAGE_SIZE = 200
+#: Rows of the regression / change tables on the index before "… and N more".
+TABLE_LIMIT = 50
+#: Trace links shown inline per finding kind on the index (the kind's own page lists them all).
+INLINE_LINKS = 12
+
+TraceLoader = Callable[[Run], "tuple[Trace | None, str | None]"]
+"""Loads the trace of a run: (trace, None) or (None, why it could not be read)."""
+
+
+@dataclass
+class PageLink:
+    """One page of a paginated list."""
+
+    number: int
+    href: str
+    """Path from the report root."""
+
+
+@dataclass
+class RunSummary:
+    """What the case page shows of a trace that was loaded for its own page."""
+
+    calls: list[CallView]
+    final_answer: str
+    totals: TraceTotals
+
+
+class SiteLinks:
+    """File names of every page, made from ids but safe as file names and unique."""
+
+    def __init__(self, runs: Sequence[Run]) -> None:
+        self._traces: dict[int, str] = {}
+        used: set[str] = set()
+        for run in runs:
+            slug = _slug(_trace_name(run))
+            if slug.lower() in used:
+                slug = f"{slug}-{_short_hash(f'{run.trace_id}#{run.position}')}"
+            used.add(slug.lower())
+            self._traces[run.position] = slug
+        self._cases: dict[str, str] = {}
+
+    def trace(self, run: Run, root: str = "") -> str:
+        """Link to a run's trace page."""
+        return f"{root}traces/{self._traces[run.position]}.html"
+
+    def case(self, case_id: str, root: str = "") -> str:
+        """Link to a case page."""
+        slug = self._cases.get(case_id)
+        if slug is None:
+            slug = self._cases[case_id] = _slug(case_id)
+        return f"{root}cases/{slug}.html"
+
+    def kind(self, prefix: str, kind: str, page: int = 1, root: str = "") -> str:
+        """Link to the list of traces with a finding kind (``finding``) or failure mode (``mode``)."""
+        suffix = "" if page == 1 else f"-{page}"
+        return f"{root}kinds/{prefix}-{_slug(kind)}{suffix}.html"
+
+
+def write_html_report(
+    out_dir: Path,
+    runs: Sequence[Run],
+    *,
+    results: Mapping[str, Any],
+    results_name: str,
+    cases: Mapping[str, CaseView],
+    load: TraceLoader,
+    comparison: GroupComparison | None,
+    baseline: BaselineDiff | None,
+    baseline_name: str,
+    pass_k: list[PassK],
+    page_size: int = PAGE_SIZE,
+    redactor: Redactor | None = None,
+) -> list[Path]:
+    """Write every page of the report into ``out_dir``; returns the files written (index first)."""
+    env = report_environment()
+    links = SiteLinks(runs)
+    version = str(results.get("tracekit") or "")
+    common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS}
+    written: list[Path] = []
+
+    def render(relative: str, template: str, **context: Any) -> None:
+        root = "../" * relative.count("/")
+        html = env.get_template(template).render(root=root, **common, **context)
+        written.append(write_text(out_dir / relative, html, redactor))
+
+    summaries: dict[int, RunSummary] = {}
+    for run in runs:
+        trace, error = load(run)
+        view = build_trace_view(run, trace, error)
+        case = cases.get(run.case_id or "")
+        render(
+            links.trace(run),
+            "trace.html.j2",
+            run=run,
+            view=view,
+            graph=render_call_graph(view.nodes, view.edges),
+            case_title=case.title if case else "",
+        )
+        if run.case_id is not None:
+            summaries[run.position] = RunSummary(view.calls, view.final_answer, view.totals)
+
+    by_case: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.case_id is not None:
+            by_case.setdefault(run.case_id, []).append(run)
+    for case_id in sorted(by_case):
+        case_runs = by_case[case_id]
+        render(
+            links.case(case_id),
+            "case.html.j2",
+            case_id=case_id,
+            case=cases.get(case_id),
+            runs=case_runs,
+            summaries=summaries,
+            dimension=case_runs[0].dimension,
+            category=case_runs[0].category,
+        )
+
+    findings = findings_by_kind(runs)
+    modes = failure_modes_by_kind(runs)
+    for prefix, section, groups in (("finding", "findings", findings), ("mode", "failure-modes", modes)):
+        for group in groups:
+            _write_list(render, links, prefix, section, group, page_size)
+
+    summary = as_mapping(results.get("summary"))
+    index_context = {
+        "overall": overall_tally(runs),
+        "unbound": sum(1 for run in runs if run.case_id is None),
+        "dimensions": tally_by_dimension(runs),
+        "comparison": comparison,
+        "baseline": baseline,
+        "baseline_name": baseline_name,
+        "pass_k": pass_k,
+        "summary_pass_k": _summary_pass_k(summary),
+        "findings": findings,
+        "failure_modes": modes,
+        "limit": TABLE_LIMIT,
+        "inline_links": INLINE_LINKS,
+        "runs_total": len(runs),
+    }
+    pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
+    for page in pages:
+        first = (page.number - 1) * page_size
+        render(
+            page.href,
+            "index.html.j2",
+            page=page.number,
+            pages=pages,
+            rows=runs[first : first + page_size],
+            page_first=first + 1,
+            page_last=min(first + page_size, len(runs)),
+            **index_context,
+        )
+    index = out_dir / "index.html"
+    return sorted(written, key=lambda path: (path != index, str(path)))
+
+
+def _write_list(
+    render: Callable[..., None], links: SiteLinks, prefix: str, section: str, group: KindGroup, page_size: int
+) -> None:
+    pages = _pages(len(group.runs), page_size, lambda n: links.kind(prefix, group.kind, n))
+    heading = f"{'Finding' if prefix == 'finding' else 'Failure mode'}: {group.kind}"
+    for page in pages:
+        first = (page.number - 1) * page_size
+        render(
+            page.href,
+            "list.html.j2",
+            heading=heading,
+            section="findings" if prefix == "finding" else "failure modes",
+            anchor=section,
+            page=page.number,
+            pages=pages,
+            rows=group.runs[first : first + page_size],
+            runs_total=len(group.runs),
+            page_first=first + 1,
+            page_last=min(first + page_size, len(group.runs)),
+        )
+
+
+def _pages(count: int, size: int, href: Callable[[int], str]) -> list[PageLink]:
+    total = max(1, -(-count // size))
+    return [PageLink(number, href(number)) for number in range(1, total + 1)]
+
+
+def _summary_pass_k(summary: Mapping[str, Any]) -> Any:
+    for key in ("pass_k", "pass^k", "pass_hat_k"):
+        if summary.get(key):
+            return summary[key]
+    return None
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _slug(text: str) -> str:
+    """A file name for an id: safe characters kept, the rest replaced; a hash keeps it unique."""
+    slug = _UNSAFE.sub("_", text).strip("._-")[:80] or "x"
+    if slug != text:
+        slug = f"{slug}-{_short_hash(text)}"
+    return slug
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _trace_name(run: Run) -> str:
+    if run.case_id is None:
+        return run.trace_id
+    parts = [run.case_id, run.group or "", "" if run.repeat is None else str(run.repeat)]
+    return ".".join(part for part in parts if part)

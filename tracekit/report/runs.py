@@ -1,0 +1,303 @@
+"""The report's view of the analyze JSON: one ``Run`` per ``traces[]`` entry, read tolerantly.
+
+The analyze JSON (DESIGN.md "Contracts") guarantees a few fields and grows others over time. This
+module is the one place that knows which optional fields the report reads and what it assumes when
+they are missing, so templates and writers work on plain, complete values.
+
+Example::
+
+    runs = runs_from_results(results)
+    failing = [run for run in runs if run.result == "fail"]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Verdict results in the order reports show them.
+RESULTS = ("pass", "acceptable", "fail", "pending")
+
+#: How good a verdict is, for comparisons (pending has no rank: it is not a verdict yet).
+RANK = {"pass": 2, "acceptable": 1, "fail": 0}
+
+_CASE_ID = re.compile(r"^(?:(?P<dim>[A-Z][A-Z0-9])-(?P<cat>[A-Z]{2})-\d+|(?P<tt>TT)-\d+)$")
+
+
+@dataclass
+class Check:
+    """One check of a verdict, with its evidence and the calls it names."""
+
+    name: str
+    result: str
+    evidence: str
+    calls: list[int] = field(default_factory=list)
+    kind: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Judgement:
+    """The judge's verdict on a run, with the quotes it based it on."""
+
+    result: str
+    reasoning: str
+    quotes: list[str]
+    model: str | None = None
+
+
+@dataclass
+class Finding:
+    """A detector finding on the calls it names."""
+
+    kind: str
+    severity: str
+    calls: list[int]
+    message: str
+
+
+@dataclass
+class Run:
+    """One trace of the results: a case × group × repeat, or a trace bound to no case."""
+
+    position: int
+    """Position in ``traces[]`` (keeps duplicates apart)."""
+    trace_id: str
+    case_id: str | None
+    group: str | None
+    repeat: int | None
+    source: str | None
+    session: str | None
+    meta: Mapping[str, Any]
+    dimension: str | None
+    category: str | None
+    result: str | None
+    """pass / acceptable / fail / pending; None when the trace is bound to no case."""
+    stats: dict[str, Any]
+    tool_calls: list[dict[str, Any]]
+    findings: list[Finding]
+    checks: list[Check]
+    scores: dict[str, Any]
+    judgement: Judgement | None
+    failure_modes: list[str]
+    problems: list[str]
+    raw: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """``B2-PC-02 A#0``: the case with its group and repeat, or the trace id."""
+        if self.case_id is None:
+            return self.trace_id
+        return f"{self.case_id}{self.variant}"
+
+    @property
+    def variant(self) -> str:
+        """`` A#0``: group and repeat, as a suffix (empty when neither is known)."""
+        text = ""
+        if self.group:
+            text += f" {self.group}"
+        if self.repeat is not None:
+            text += f"#{self.repeat}"
+        return text
+
+    @property
+    def tokens(self) -> int:
+        """Input plus output tokens."""
+        return int(self.stats.get("input_tokens") or 0) + int(self.stats.get("output_tokens") or 0)
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Total model latency when the analysis reported it."""
+        value = self.stats.get("latency_ms")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def failed_checks(self) -> list[Check]:
+        """Checks whose result is fail (acceptable ones are not failures)."""
+        return [check for check in self.checks if check.result == "fail"]
+
+
+def runs_from_results(results: Mapping[str, Any]) -> list[Run]:
+    """Every ``traces[]`` entry of an analyze JSON as a ``Run``, in the order given."""
+    traces = results.get("traces") or []
+    return [run_from_entry(position, entry) for position, entry in enumerate(traces) if isinstance(entry, Mapping)]
+
+
+def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
+    """One ``traces[]`` entry as a ``Run``; missing optional fields get neutral values."""
+    verdict = entry.get("verdict") if isinstance(entry.get("verdict"), Mapping) else None
+    case_id = _text_or_none(entry.get("case_id"))
+    dimension, category = _dimension_category(entry, verdict, case_id)
+    result = str(verdict.get("result") or "pending") if verdict is not None else None
+    repeat = entry.get("repeat")
+    return Run(
+        position=position,
+        trace_id=str(entry.get("trace_id") or f"trace-{position}"),
+        case_id=case_id,
+        group=_text_or_none(entry.get("group")),
+        repeat=repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else None,
+        source=_text_or_none(entry.get("source")),
+        session=_text_or_none(entry.get("session")),
+        meta=as_mapping(entry.get("meta")),
+        dimension=dimension,
+        category=category,
+        result=result,
+        stats=dict(entry.get("stats") or {}),
+        tool_calls=[dict(call) for call in entry.get("tool_calls") or [] if isinstance(call, Mapping)],
+        findings=[_finding(item) for item in entry.get("findings") or [] if isinstance(item, Mapping)],
+        checks=[_check(item, i) for i, item in enumerate(_list(verdict, "checks")) if isinstance(item, Mapping)],
+        scores=dict(verdict.get("scores") or {}) if verdict is not None else {},
+        judgement=_judgement(entry, verdict),
+        failure_modes=_failure_modes(entry, verdict),
+        problems=[str(problem) for problem in entry.get("problems") or []],
+        raw=entry,
+    )
+
+
+def split_case_id(case_id: str) -> tuple[str | None, str | None]:
+    """Dimension and category from a case id: ``B2-PC-02`` -> (B2, PC); ``TT-03`` -> (TT, TT)."""
+    match = _CASE_ID.match(case_id)
+    if match is None:
+        return None, None
+    if match["tt"]:
+        return "TT", "TT"
+    return match["dim"], match["cat"]
+
+
+def run_key(run: Run) -> tuple[str, str, str]:
+    """What identifies a run across two analyses (for the baseline): case, group, repeat; or the trace id."""
+    if run.case_id is None:
+        return ("", "", run.trace_id)
+    return (run.case_id, run.group or "", "" if run.repeat is None else str(run.repeat))
+
+
+def sort_runs(runs: Iterable[Run]) -> list[Run]:
+    """Runs bound to cases first (by case, group, repeat), then the others by trace id."""
+    def key(run: Run) -> tuple[Any, ...]:
+        bound = run.case_id is not None
+        return (
+            0 if bound else 1,
+            run.case_id or "",
+            run.group or "",
+            -1 if run.repeat is None else run.repeat,
+            run.trace_id,
+            run.position,
+        )
+
+    return sorted(runs, key=key)
+
+
+# --------------------------------------------------------------------------- tolerant readers
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (for optional JSON objects)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _list(mapping: Mapping[str, Any] | None, key: str) -> list[Any]:
+    if mapping is None:
+        return []
+    value = mapping.get(key)
+    return list(value) if isinstance(value, list) else []
+
+
+def _dimension_category(
+    entry: Mapping[str, Any], verdict: Mapping[str, Any] | None, case_id: str | None
+) -> tuple[str | None, str | None]:
+    for source in (entry, verdict or {}):
+        dimension, category = source.get("dimension"), source.get("category")
+        if dimension:
+            return str(dimension), str(category) if category else None
+    if case_id is None:
+        return None, None
+    return split_case_id(case_id)
+
+
+def _finding(item: Mapping[str, Any]) -> Finding:
+    return Finding(
+        kind=str(item.get("kind") or "finding"),
+        severity=str(item.get("severity") or "warning"),
+        calls=_int_list(item.get("calls")),
+        message=str(item.get("message") or ""),
+    )
+
+
+def _check(item: Mapping[str, Any], index: int) -> Check:
+    name = item.get("name") or item.get("check") or item.get("id") or item.get("kind") or f"check {index + 1}"
+    result = item.get("result") or item.get("status")
+    if result is None and "passed" in item:
+        result = "pass" if item.get("passed") else "fail"
+    evidence = item.get("evidence")
+    if evidence is None:
+        evidence = item.get("message") or item.get("detail") or item.get("reason") or ""
+    return Check(
+        name=str(name),
+        result=str(result or "pending"),
+        evidence=_plain(evidence),
+        calls=_int_list(item.get("calls")),
+        kind=_text_or_none(item.get("kind")),
+        raw=item,
+    )
+
+
+def _judgement(entry: Mapping[str, Any], verdict: Mapping[str, Any] | None) -> Judgement | None:
+    judge = None
+    for source in (verdict or {}, entry):
+        if isinstance(source.get("judge"), Mapping):
+            judge = source["judge"]
+            break
+    if judge is None:
+        return None
+    quotes = []
+    for quote in judge.get("quotes") or judge.get("evidence") or []:
+        if isinstance(quote, Mapping):
+            quote = quote.get("text") or quote.get("quote") or ""
+        if quote:
+            quotes.append(str(quote))
+    reasoning = judge.get("reasoning") or judge.get("rationale") or judge.get("explanation") or ""
+    return Judgement(
+        result=str(judge.get("result") or judge.get("verdict") or "pending"),
+        reasoning=_plain(reasoning),
+        quotes=quotes,
+        model=_text_or_none(judge.get("model")),
+    )
+
+
+def _failure_modes(entry: Mapping[str, Any], verdict: Mapping[str, Any] | None) -> list[str]:
+    modes: list[str] = []
+    for source in (entry, verdict or {}):
+        for key in ("failure_modes", "failure_mode", "attribution"):
+            value = source.get(key)
+            values = value if isinstance(value, list) else [value] if value else []
+            for item in values:
+                if isinstance(item, Mapping):
+                    item = item.get("kind") or item.get("mode") or item.get("name")
+                if item and str(item) not in modes:
+                    modes.append(str(item))
+    return modes
+
+
+def _int_list(value: Any) -> list[int]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return str(value)

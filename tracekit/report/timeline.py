@@ -1,0 +1,398 @@
+"""The trace page's content: the conversation as a timeline of items, each tool call with its result
+and the findings that name it, plus the call graph.
+
+Built from the loaded trace when its file can be read; otherwise from the ``tool_calls`` of the
+results JSON alone (arguments, no results), so a report never fails for a moved trace file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tracekit.report.env import clip, compact_json, pretty_json
+from tracekit.report.runs import Finding, Run, as_mapping
+from tracekit.report.svg import GraphEdge, GraphNode
+from tracekit.trace import (
+    AgentRun,
+    AssistantMessage,
+    ErrorRecord,
+    Intercept,
+    ModelCall,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    Trace,
+    UserMessage,
+    content_text,
+)
+
+#: Images a trace may carry inline that the page shows (others are described, never loaded).
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class Block:
+    """A piece of message content: text, thinking, an image, or something else described as text."""
+
+    type: str
+    text: str = ""
+    image_src: str | None = None
+
+
+@dataclass
+class CallView:
+    """A tool call with its result, as the timeline shows it."""
+
+    index: int
+    name: str
+    arguments: str
+    """Arguments, indented JSON."""
+    compact: str = ""
+    """Arguments on one line, shortened."""
+    tool_use_id: str | None = None
+    history: bool = False
+    has_result: bool = False
+    result: str = ""
+    is_error: bool = False
+    injected: bool = False
+    injection: str = ""
+    """How the result was replaced (intercept mode and tool), when it was."""
+    original: str = ""
+    """What the agent's tool returned before the intercept replaced it, when recorded."""
+    findings: list[Finding] = field(default_factory=list)
+    severity: str | None = None
+    turn: int | None = None
+
+
+@dataclass
+class Item:
+    """One entry of the timeline."""
+
+    kind: str
+    """system | user | assistant | call | result | model | intercept | error | agent_run"""
+    blocks: list[Block] = field(default_factory=list)
+    call: CallView | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TraceTotals:
+    """Sums over the trace's model calls."""
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    """Time to first token of the first model call."""
+
+
+@dataclass
+class TraceView:
+    """Everything the trace page and the case page need from one trace."""
+
+    items: list[Item]
+    calls: list[CallView]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    totals: TraceTotals
+    final_answer: str
+    header: dict[str, Any]
+    loaded: bool
+    """False when the trace file could not be read (the view comes from the results JSON)."""
+    load_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def build_trace_view(run: Run, trace: Trace | None, load_error: str | None = None) -> TraceView:
+    """The timeline, calls and graph of a run, from its loaded trace (or from the results alone)."""
+    findings_by_call = _findings_by_call(run.findings)
+    history = {int(call["index"]) for call in run.tool_calls if call.get("history") and "index" in call}
+    if trace is None:
+        calls = [_call_from_results(call, findings_by_call) for call in run.tool_calls if "index" in call]
+        for call in calls:
+            call.history = call.index in history
+        nodes = [_node(call) for call in calls]
+        edges = [GraphEdge("next", a.index, b.index) for a, b in itertools.pairwise(calls)]
+        return TraceView(
+            items=[Item("call", call=call) for call in calls],
+            calls=calls,
+            nodes=nodes,
+            edges=edges,
+            totals=TraceTotals(),
+            final_answer="",
+            header={},
+            loaded=False,
+            load_error=load_error,
+        )
+    items, calls = _timeline(trace, findings_by_call, history)
+    nodes = [_node(call) for call in calls]
+    return TraceView(
+        items=items,
+        calls=calls,
+        nodes=nodes,
+        edges=_edges(trace, history),
+        totals=_totals(trace),
+        final_answer=trace.final_answer(),
+        header=trace.header.model_dump(mode="json", exclude_none=True, exclude={"kind"}),
+        loaded=True,
+        problems=[str(problem) for problem in trace.problems],
+    )
+
+
+def _timeline(
+    trace: Trace, findings_by_call: Mapping[int, list[Finding]], history: set[int]
+) -> tuple[list[Item], list[CallView]]:
+    results: dict[int, ToolResult] = {}
+    for record in trace.records:
+        if isinstance(record, ToolResult) and record.call_index is not None:
+            results.setdefault(record.call_index, record)
+    interceptions: dict[int, list[Intercept]] = {}
+    by_use_id: dict[str, int] = {}
+    for record in trace.records:
+        if isinstance(record, ToolCall) and record.id:
+            by_use_id.setdefault(record.id, record.index)
+    for record in trace.records:
+        if isinstance(record, Intercept):
+            index = record.call_index if record.call_index is not None else by_use_id.get(record.tool_use_id or "")
+            if index is not None:
+                interceptions.setdefault(index, []).append(record)
+    items: list[Item] = []
+    calls: list[CallView] = []
+    shown_results: set[int] = set()
+    for record in trace.records:
+        if isinstance(record, SystemMessage):
+            items.append(Item("system", blocks=_blocks(record.content)))
+        elif isinstance(record, UserMessage):
+            items.append(Item("user", blocks=_blocks(record.content), detail={"message": record.message_index}))
+        elif isinstance(record, AssistantMessage):
+            blocks = [b for b in _blocks(record.content) if b.type != "tool_use"]
+            if blocks:
+                items.append(
+                    Item("assistant", blocks=blocks, detail={"message": record.message_index,
+                                                              "stop_reason": record.stop_reason})
+                )
+        elif isinstance(record, ToolCall):
+            result = results.get(record.index)
+            view = _call_view(record, result, interceptions.get(record.index, []), findings_by_call)
+            view.history = record.index in history
+            if result is not None:
+                shown_results.add(id(result))
+            calls.append(view)
+            items.append(Item("call", call=view))
+        elif isinstance(record, ToolResult):
+            if id(record) not in shown_results:
+                items.append(Item("result", blocks=[Block("text", _result_text(record.content))],
+                                  detail={"is_error": record.is_error, "name": record.name,
+                                          "tool_use_id": record.tool_use_id}))
+        elif isinstance(record, ModelCall):
+            items.append(Item("model", detail=_model_detail(record)))
+        elif isinstance(record, Intercept):
+            if record.call_index is None and (record.tool_use_id or "") not in by_use_id:
+                items.append(Item("intercept", detail={"mode": record.mode, "tool": record.tool,
+                                                       "injected": _plain(record.injected)}))
+        elif isinstance(record, ErrorRecord):
+            items.append(Item("error", detail={"source": record.source, "message": record.message,
+                                               "status": record.status, "body": _plain(record.body)}))
+        elif isinstance(record, AgentRun):
+            items.append(Item("agent_run", detail={"command": record.command, "exit_status": record.exit_status,
+                                                   "timed_out": record.timed_out, "stderr": record.stderr,
+                                                   "duration_ms": record.duration_ms}))
+    return items, calls
+
+
+def _call_view(
+    call: ToolCall, result: ToolResult | None, intercepts: list[Intercept], findings: Mapping[int, list[Finding]]
+) -> CallView:
+    flagged = findings.get(call.index, [])
+    injection = "; ".join(
+        intercept.mode + (f" on {intercept.tool}" if intercept.tool else "") for intercept in intercepts
+    )
+    original = "\n".join(_plain(i.original) for i in intercepts if i.original is not None)
+    return CallView(
+        index=call.index,
+        name=call.name,
+        arguments=pretty_json(call.input) if not isinstance(call.input, str) else call.input,
+        compact=compact_json(call.input, 120) if not isinstance(call.input, str) else clip(call.input, 120),
+        tool_use_id=call.id,
+        has_result=result is not None,
+        result=_result_text(result.content) if result is not None else "",
+        is_error=result.is_error if result is not None else False,
+        injected=bool(intercepts) or (result.injected if result is not None else False),
+        injection=injection,
+        original=original,
+        findings=flagged,
+        severity=_worst(flagged),
+        turn=call.message_index,
+    )
+
+
+def _call_from_results(call: Mapping[str, Any], findings: Mapping[int, list[Finding]]) -> CallView:
+    index = int(call["index"])
+    flagged = findings.get(index, [])
+    return CallView(
+        index=index,
+        name=str(call.get("name") or "?"),
+        arguments=pretty_json(call.get("input")),
+        compact=compact_json(call.get("input"), 120),
+        is_error=bool(call.get("is_error")),
+        findings=flagged,
+        severity=_worst(flagged),
+    )
+
+
+def _node(call: CallView) -> GraphNode:
+    title = f"#{call.index} {call.name}"
+    if call.is_error:
+        title += " — error"
+    if call.injected:
+        title += " — injected result"
+    if call.history:
+        title += " — history (not judged)"
+    for finding in call.findings:
+        title += f"\n{finding.severity}: {finding.kind}"
+    return GraphNode(
+        index=call.index, tool=call.name, is_error=call.is_error, history=call.history, injected=call.injected,
+        severity=call.severity, turn=call.turn, title=title,
+    )
+
+
+def _edges(trace: Trace, history: set[int]) -> list[GraphEdge]:
+    calls = trace.calls()
+    for call in calls:
+        call.history = call.index in history
+    try:
+        from tracekit.analyze.graph import build_graph
+    except ImportError:  # the analysis package without a graph: time order only
+        return [GraphEdge("next", a.index, b.index) for a, b in itertools.pairwise(calls)]
+    graph = build_graph(calls)
+    edges = [GraphEdge("next", e.source, e.target) for e in graph.next_edges]
+    edges += [
+        GraphEdge("data", e.source, e.target, [f"{e.source_path or '(text)'} → {e.target_path or '(input)'}"])
+        for e in graph.data_edges
+    ]
+    edges += [GraphEdge("same", e.source, e.target) for e in graph.same_edges]
+    return edges
+
+
+def _totals(trace: Trace) -> TraceTotals:
+    totals = TraceTotals()
+    latencies = []
+    for record in trace.records:
+        if isinstance(record, ModelCall):
+            totals.model_calls += 1
+            totals.input_tokens += record.usage.input_tokens or 0
+            totals.output_tokens += record.usage.output_tokens or 0
+            totals.cache_read_tokens += record.usage.cache_read_input_tokens or 0
+            if record.latency_ms is not None:
+                latencies.append(record.latency_ms)
+            if totals.ttft_ms is None and record.ttft_ms is not None:
+                totals.ttft_ms = record.ttft_ms
+    if latencies:
+        totals.latency_ms = sum(latencies)
+    return totals
+
+
+def _model_detail(record: ModelCall) -> dict[str, Any]:
+    return {
+        "index": record.index,
+        "model": record.model,
+        "provider": record.provider,
+        "status": record.status,
+        "stream": record.stream,
+        "input_tokens": record.usage.input_tokens,
+        "output_tokens": record.usage.output_tokens,
+        "latency_ms": record.latency_ms,
+        "ttft_ms": record.ttft_ms,
+        "stop_reason": record.stop_reason,
+        "attempts": record.attempts,
+        "partial": record.partial,
+        "error": _plain(record.error) if record.error else "",
+    }
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block("text", content)]
+    blocks = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            blocks.append(Block("text", str(block)))
+            continue
+        kind = str(block.get("type") or "")
+        if kind == "text":
+            blocks.append(Block("text", str(block.get("text", ""))))
+        elif kind == "thinking":
+            blocks.append(Block("thinking", str(block.get("thinking", ""))))
+        elif kind == "redacted_thinking":
+            blocks.append(Block("thinking", "(redacted thinking)"))
+        elif kind in ("tool_use", "server_tool_use"):
+            blocks.append(Block("tool_use"))
+        elif kind == "image":
+            blocks.append(_image(block))
+        else:
+            blocks.append(Block("other", pretty_json(block)))
+    return blocks
+
+
+def _image(block: Mapping[str, Any]) -> Block:
+    """An inline base64 image of a known type is shown (a data: URI, no request); others are described."""
+    source = as_mapping(block.get("source"))
+    media_type = str(source.get("media_type") or "")
+    data = source.get("data")
+    if source.get("type") == "base64" and media_type in IMAGE_TYPES and isinstance(data, str) and _BASE64.match(data):
+        try:
+            base64.b64decode(data, validate=False)
+        except (binascii.Error, ValueError):
+            pass
+        else:
+            compact = "".join(data.split())
+            return Block("image", f"{media_type}, {len(compact) * 3 // 4:,} bytes",
+                         image_src=f"data:{media_type};base64,{compact}")
+    where = source.get("url") or source.get("path") or media_type or "image"
+    return Block("image", f"image not embedded: {where}")
+
+
+def _result_text(content: Any) -> str:
+    """Result content as text; JSON objects and arrays indented so they can be read."""
+    text = content_text(content)
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return pretty_json(orjson.loads(stripped))
+        except orjson.JSONDecodeError:
+            return text
+    return text
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, Mapping) and "content" in value:
+        return _result_text(value["content"]) + (" (is_error)" if value.get("is_error") else "")
+    return value if isinstance(value, str) else pretty_json(value)
+
+
+def _findings_by_call(findings: Iterable[Finding]) -> dict[int, list[Finding]]:
+    by_call: dict[int, list[Finding]] = {}
+    for finding in findings:
+        for index in finding.calls:
+            by_call.setdefault(index, []).append(finding)
+    return by_call
+
+
+def _worst(findings: list[Finding]) -> str | None:
+    if not findings:
+        return None
+    return min((finding.severity for finding in findings), key=lambda s: _SEVERITY_ORDER.get(s, 3))
