@@ -134,11 +134,9 @@ def validation_problems(document: YamlDocument, error: ValidationError) -> list[
     for item in error.errors():
         loc = tuple(item["loc"])
         line, field = document.line_of(loc)
-        message = _message(item, loc, field)
-        if item["type"] == "extra_forbidden":
-            # the unknown key itself is the field named; its parent is the path
-            line, parent = document.line_of(loc)
-            field = parent.rsplit(".", 1)[0] if "." in parent else ""
+        message = _message(item, loc)
+        if item["type"] == "extra_forbidden":  # the message names the unknown key; the field is its parent
+            field = field.rsplit(".", 1)[0] if "." in field else ""
         messages = merged.setdefault((line, field), [])
         if message not in messages:
             messages.append(message)
@@ -165,7 +163,7 @@ def validate_document(document: YamlDocument, model: type[ModelT]) -> ModelT:
         raise problems_error(validation_problems(document, exc)) from None
 
 
-def _message(item: Any, loc: tuple[int | str, ...], field: str) -> str:
+def _message(item: Any, loc: tuple[int | str, ...]) -> str:
     kind = item["type"]
     if kind == "extra_forbidden":
         key = loc[-1]
