@@ -79,7 +79,7 @@ async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]
     sock = _bind(host, port)
     runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=SHUTDOWN_GRACE)
     await runner.setup()
-    await web.SockSite(runner, sock, shutdown_timeout=SHUTDOWN_GRACE).start()
+    await web.SockSite(runner, sock).start()
     return runner, url_of(host, sock.getsockname()[1])
 
 
