@@ -24,7 +24,12 @@ MAX_FILE_BYTES = 1_000_000
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (several times faster), else the pure-Python one;
+# both with the safe constructor only.
+_SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeBase):  # type: ignore[valid-type,misc]
     """SafeLoader without the implicit timestamp type: dates stay strings."""
 
 
