@@ -9,7 +9,7 @@ from deepdiff import DeepDiff
 from provider_support import DATA, load_bodies
 
 from tracekit.providers import openai, parse_sse
-from tracekit.trace import Header, ToolCall, ToolResult, TraceBuilder, Usage
+from tracekit.trace import Header, ModelCall, ToolCall, ToolResult, TraceBuilder, Usage
 
 BODIES = load_bodies("openai_bodies.json")
 
@@ -163,3 +163,19 @@ def test_error_body_is_read_by_the_sdk(status: int, exception: type[Exception]) 
     with pytest.raises(exception) as caught:
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert caught.value.body == body["error"]  # type: ignore[attr-defined]
+
+
+def test_echoed_history_is_recorded_once() -> None:
+    """As the proxy will: each request re-sends the history with the reply echoed back (content "" here
+    where the response said null); tool calls are still derived once."""
+    reply_body = openai.canonical_to_response({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "call_1", "name": "search", "input": {"q": "北京"}}]})
+    first = {"messages": [{"role": "user", "content": "查北京"}]}
+    echoed = {**reply_body["choices"][0]["message"], "content": ""}
+    second = {"messages": [*first["messages"], echoed, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}
+    builder = TraceBuilder(Header(trace_id="t"))
+    builder.add_conversation(openai.request_conversation(first)[1])
+    builder.add_model_call(ModelCall(index=0, provider="openai"), openai.response_message(reply_body))
+    builder.add_conversation(openai.request_conversation(second)[1])
+    kinds = [r.kind for r in builder.records[1:]]
+    assert kinds == ["user_message", "model_call", "assistant_message", "tool_call", "tool_result"]

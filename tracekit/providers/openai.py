@@ -99,12 +99,14 @@ def assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     reasoning = message.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning:
         blocks.append({"type": "thinking", "thinking": reasoning})
+    # Empty text and refusal make no block: agents echo a tool-calling reply with content "" or null
+    # alike, and both must read as the same message (or the history would look rewritten).
     content = message.get("content")
-    if isinstance(content, str):
+    if isinstance(content, str) and content:
         blocks.append({"type": "text", "text": content})
     elif isinstance(content, list):
         blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
-    if isinstance(message.get("refusal"), str):
+    if isinstance(message.get("refusal"), str) and message["refusal"]:
         blocks.append({"type": "refusal", "text": message["refusal"]})
     for call in message.get("tool_calls") or []:
         if isinstance(call, dict):
