@@ -30,7 +30,10 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
         span = nodes[start : start + period * repeats]
         judged = [node.index for node in span if not node.history]
         if judged:
-            cycle = " → ".join(node.tool for node in span[:period])
+            tools = [node.tool for node in span[:period]]
+            if len(set(tools)) < len(tools):  # same tool, other arguments: show them
+                tools = [f"{node.tool}({_short(node.arguments)})" for node in span[:period]]
+            cycle = " → ".join(tools)
             findings.append(
                 Finding(
                     kind="alternating_loop",
@@ -62,3 +65,10 @@ def _cycle_at(keys: list[str], start: int, periods: range, min_repeats: int) -> 
         if repeats >= min_repeats:
             return period, repeats
     return None
+
+
+def _short(arguments: object, limit: int = 60) -> str:
+    from tracekit.trace.canonical import canonical_json
+
+    text = canonical_json(arguments).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
