@@ -1,0 +1,207 @@
+"""The HTML report: deterministic bytes, escaping of hostile content, self-containment, pagination, links."""
+
+from __future__ import annotations
+
+import copy
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracekit.report import write_reports
+from tracekit.report.html import PAGE_SIZE
+
+
+class _Page(HTMLParser):
+    """Collects every start tag with its attributes, and the text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _write(inputs: dict[str, Any], out: Path, **options: Any) -> list[Path]:
+    return write_reports(inputs["results"], html_dir=out, cases=inputs["cases"], **options).html
+
+
+def test_same_input_gives_same_bytes(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    first = _write(report_inputs, tmp_path / "one", baseline=copy.deepcopy(report_inputs["results"]))
+    second = _write(report_inputs, tmp_path / "two", baseline=copy.deepcopy(report_inputs["results"]))
+    names_one = [p.relative_to(tmp_path / "one") for p in first]
+    names_two = [p.relative_to(tmp_path / "two") for p in second]
+    assert names_one == names_two
+    assert len(names_one) >= 10  # index, 2 case pages, 7 trace pages, kind pages
+    for one, two in zip(first, second, strict=True):
+        assert one.read_bytes() == two.read_bytes(), one
+
+
+def test_hostile_tool_result_is_text_not_markup(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    pages = _write(report_inputs, tmp_path / "html")
+    hostile_page = tmp_path / "html" / "traces" / "B2-PC-02.A.1.html"
+    assert hostile_page in pages
+    raw = hostile_page.read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in raw
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
+    page = _parse(hostile_page)
+    assert "<script>alert(1)</script>" in "".join(page.text), "the hostile text is shown as text"
+    for path in pages:
+        for tag, attributes in _parse(path).tags:
+            assert tag not in ("script", "iframe", "object", "embed", "link", "base", "form"), (path, tag)
+            for name, value in attributes.items():
+                assert not name.startswith("on"), (path, tag, name)
+                if name in ("href", "src"):
+                    assert value is not None
+                    assert not value.lower().startswith("javascript:"), (path, value)
+
+
+def test_pages_are_self_contained(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    pages = _write(report_inputs, tmp_path / "html")
+    for path in pages:
+        raw = path.read_text(encoding="utf-8")
+        assert raw.startswith("<!DOCTYPE html>")
+        assert '<meta charset="utf-8">' in raw
+        assert "default-src 'none'" in raw  # the CSP forbids scripts and requests even if markup slipped in
+        for tag, attributes in _parse(path).tags:
+            for name in ("href", "src"):
+                value = attributes.get(name)
+                if value is None:
+                    continue
+                assert "//" not in value and not value.startswith(("http:", "https:", "data:text")), (path, value)
+                if tag == "img":
+                    assert value.startswith("data:image/"), (path, value)
+        assert "@import" not in raw
+        assert re.search(r"url\((?!#)", raw) is None  # only fragment references (SVG markers)
+
+
+def test_internal_links_resolve(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    pages = _write(report_inputs, tmp_path / "html")
+    anchors: dict[Path, set[str]] = {}
+    for path in pages:
+        anchors[path.resolve()] = {a["id"] for _, a in _parse(path).tags if a.get("id")}
+    checked = 0
+    for path in pages:
+        for tag, attributes in _parse(path).tags:
+            href = attributes.get("href")
+            if tag != "a" or not href:
+                continue
+            target, _, fragment = href.partition("#")
+            resolved = (path.parent / target).resolve() if target else path.resolve()
+            assert resolved in anchors, (path, href)
+            if fragment:
+                assert fragment in anchors[resolved], (path, href)
+            checked += 1
+    assert checked > 50
+
+
+def test_chinese_is_kept_and_marked(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    _write(report_inputs, tmp_path / "html")
+    case_page = (tmp_path / "html" / "cases" / "B2-PC-02.html").read_text(encoding="utf-8")
+    assert "二手房查询：城市编号来自上一步" in case_page
+    assert '<span lang="zh-CN">二手房查询：城市编号来自上一步</span>' in case_page
+    assert "\\u" not in case_page
+    trace_page = (tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").read_text(encoding="utf-8")
+    assert '"city": "北京"' in trace_page.replace("&#34;", '"')
+    assert "Noto Sans CJK SC" in trace_page
+
+
+def test_case_page_shows_expectation_beside_checks_and_judge(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    _write(report_inputs, tmp_path / "html")
+    text = "".join(_parse(tmp_path / "html" / "cases" / "B2-PC-02.html").text)
+    assert "What the seed expects" in text and "What the agent did" in text
+    assert "先调用 beike_lookup_city_id" in text  # expected behaviour, verbatim
+    assert "数据流 city_id" in text  # a check, with its evidence below
+    assert "city_id 110000 from call #0" in text
+    assert "回答忠实于工具结果。" in text and "“朝阳区有一套 520 万的二手房。”" in text  # judge and quote
+    assert "抱歉，房源服务暂时不可用。" in text  # the failing run's final answer
+    assert "2.4 s over 3 model calls" in text  # latency from the trace's model calls
+    unknown = "".join(_parse(tmp_path / "html" / "cases" / "C4-LD-01.html").text)
+    assert "The case definition was not given" in unknown
+
+
+def test_trace_page_marks_injection_findings_and_graph(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    _write(report_inputs, tmp_path / "html")
+    path = tmp_path / "html" / "traces" / "B2-PC-02.A.1.html"
+    page = _parse(path)
+    call = next(attrs for tag, attrs in page.tags if attrs.get("id") == "call-1")
+    assert "flag-warning" in (call.get("class") or "") and "is-error" in (call.get("class") or "")
+    text = "".join(page.text)
+    assert "injected by tool_intercept on beike_search_resale_housing" in text
+    assert "what the tool returned before the intercept" in text
+    svg_tags = [(tag, attrs) for tag, attrs in page.tags if tag in ("svg", "path", "a")]
+    assert any(tag == "svg" for tag, _ in svg_tags)
+    assert any("e-data" in (attrs.get("class") or "") for tag, attrs in svg_tags if tag == "path")
+    assert any("e-next" in (attrs.get("class") or "") for tag, attrs in svg_tags if tag == "path")
+    assert "city_id → city_id" in text  # the data edge's key paths
+
+
+def test_long_results_are_folded(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    long_text = "很长的结果 " * 400
+    results["traces"][0]["verdict"]["checks"][0]["evidence"] = long_text
+    write_reports(results, html_dir=tmp_path / "html")
+    raw = (tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").read_text(encoding="utf-8")
+    start = raw.index("很长的结果")
+    assert raw.rfind("<details", 0, start) > raw.rfind("</details>", 0, start)
+
+
+def test_index_is_paginated(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    template = results["traces"][-1]
+    results["traces"] = [dict(template, trace_id=f"extra-{n:03d}", source=None) for n in range(25)]
+    pages = write_reports(results, html_dir=tmp_path / "html", page_size=10).html
+    names = {p.name for p in pages}
+    assert {"index.html", "runs-2.html", "runs-3.html"} <= names and "runs-4.html" not in names
+    last_page = _parse(tmp_path / "html" / "runs-3.html")
+    rows = [a for tag, a in last_page.tags if tag == "a" and "traces/" in (a.get("href") or "")]
+    assert len(rows) == 5
+    assert PAGE_SIZE == 200
+
+
+def test_baseline_regressions_lead_the_index(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    baseline = copy.deepcopy(report_inputs["results"])
+    for entry in baseline["traces"]:
+        if entry["trace_id"] == "t-pc02-a1":
+            entry["verdict"]["result"] = "pass"  # was passing: now a regression
+        if entry["trace_id"] == "t-ld01-a0":
+            entry["verdict"]["result"] = "fail"  # was failing: now an improvement
+    write_reports(report_inputs["results"], html_dir=tmp_path / "html", baseline=baseline)
+    text = "".join(_parse(tmp_path / "html" / "index.html").text)
+    assert "1 regressions, 1 improvements" in text
+    assert text.index("Regressions") < text.index("Improvements") < text.index("Verdicts by dimension")
+
+
+def test_missing_trace_file_still_gets_a_page(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    results["traces"][0]["source"] = str(tmp_path / "gone.jsonl")
+    write_reports(results, html_dir=tmp_path / "html")
+    text = "".join(_parse(tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").text)
+    assert "The trace file could not be read" in text
+    assert "beike_lookup_city_id" in text  # from the results' tool_calls
+
+
+@pytest.mark.parametrize("trace_id", ["../../escape", "a/b\\c", "CON", "名字"])
+def test_page_names_stay_inside_the_report(report_inputs: dict[str, Any], tmp_path: Path, trace_id: str) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    results["traces"] = [dict(results["traces"][-1], trace_id=trace_id)]
+    pages = write_reports(results, html_dir=tmp_path / "html").html
+    root = (tmp_path / "html").resolve()
+    assert all(root in page.resolve().parents for page in pages)
+    assert len(pages) == 2
