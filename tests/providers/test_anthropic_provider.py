@@ -133,3 +133,10 @@ def test_error_body_is_read_by_the_sdk(status: int, kind: str, exception: type[E
     with pytest.raises(exception) as caught:
         client.messages.create(model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}])
     assert caught.value.body == body  # type: ignore[attr-defined]
+
+
+def test_partial_meta_is_completed_and_real_bodies_get_nothing_added() -> None:
+    body = anthropic.canonical_to_response({"role": "assistant", "content": "好"}, {"model": "claude-x"})
+    assert anthropic_sdk.types.Message.model_validate(body).content[0].text == "好"  # type: ignore[union-attr]
+    sparse = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}], "model": "m"}
+    assert anthropic.canonical_to_response(*anthropic.response_to_canonical(sparse)) == sparse

@@ -179,3 +179,10 @@ def test_echoed_history_is_recorded_once() -> None:
     builder.add_conversation(openai.request_conversation(second)[1])
     kinds = [r.kind for r in builder.records[1:]]
     assert kinds == ["user_message", "model_call", "assistant_message", "tool_call", "tool_result"]
+
+
+def test_partial_meta_is_completed() -> None:
+    meta = {"model": "gpt-x", "service_tier": "flex"}
+    body = openai.canonical_to_response({"role": "assistant", "content": "好"}, meta)
+    parsed = openai_sdk.types.chat.ChatCompletion.model_validate(body)
+    assert (parsed.model, parsed.service_tier, parsed.choices[0].message.content) == ("gpt-x", "flex", "好")

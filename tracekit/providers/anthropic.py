@@ -5,7 +5,8 @@ field: a response body splits into the assistant message (its ``content``) and `
 else: id, model, stop reason, usage, unknown fields).
 
 Stream assembly follows the official SDK's ``accumulate_event`` (anthropic-sdk-python,
-``lib/streaming/_messages.py`` and the beta variant that also fills ``compaction`` blocks): usage
+``lib/streaming/_beta_messages.py``, the superset of the plain variant: it also fills ``compaction``
+blocks and keeps ``usage.iterations``): usage
 numbers on ``message_delta`` are totals that overwrite, tool input JSON is parsed partially as it
 grows, ``signature_delta`` replaces the signature.
 """
@@ -41,13 +42,16 @@ _ERROR_TYPES = {
 }
 _TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use")
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-# message_delta usage fields that overwrite the message_start values when given (not None).
+# message_delta usage fields that overwrite the message_start values when given (not None); the last
+# two only the SDK's beta stream merges, the plain one drops them.
 _DELTA_USAGE_OPTIONAL = (
     "input_tokens",
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
     "server_tool_use",
     "output_tokens_details",
+    "iterations",
+    "fallback_credit",
 )
 
 
@@ -111,16 +115,17 @@ def canonical_to_response(
             raise ValueError("canonical_to_response: no message and no error body in meta")
         return meta
     blocks = _blocks(message.get("content"))
-    body: dict[str, Any] = {
-        "id": "msg_" + content_hash(blocks, 24),
-        "type": "message",
-        "role": "assistant",
-        "model": model or "unknown",
-        "content": blocks,
-        "stop_reason": "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    }
+    body: dict[str, Any] = {}
+    if meta.get("type") != "message":  # not the rest of a real body: fill in what a body must have
+        body = {
+            "id": "msg_" + content_hash(blocks, 24),
+            "type": "message",
+            "role": "assistant",
+            "model": model or "unknown",
+            "stop_reason": "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
     body.update(meta)
     body["content"] = blocks
     if model is not None:

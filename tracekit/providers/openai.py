@@ -182,14 +182,13 @@ def canonical_to_response(
         return meta
     blocks = _canonical_blocks(message.get("content"))
     has_tools = any(b.get("type") == "tool_use" for b in blocks)
-    body = meta or {
-        "id": "chatcmpl-" + content_hash(blocks, 24),
-        "object": "chat.completion",
-        "created": 0,
-        "model": model or "unknown",
-        "choices": [{"index": 0, "message": {"role": "assistant"}, "logprobs": None,
-                     "finish_reason": "tool_calls" if has_tools else "stop"}],
-    }
+    body = meta
+    if not hints:  # not the rest of a real body: fill in what a completion must have
+        body = {"id": "chatcmpl-" + content_hash(blocks, 24), "object": "chat.completion", "created": 0,
+                "model": model or "unknown", **meta}
+        if not body.get("choices"):
+            body["choices"] = [{"index": 0, "message": {"role": "assistant"}, "logprobs": None,
+                                "finish_reason": "tool_calls" if has_tools else "stop"}]
     if not hints.get("no_choice"):
         choice = body["choices"][0]
         choice["message"] = _render_message(blocks, choice.get("message") or {"role": "assistant"}, hints)

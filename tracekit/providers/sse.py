@@ -5,8 +5,9 @@ one chunk and an LF at the start of the next are one line break); a line startin
 comment; ``data`` lines of one event are joined with ``\\n``; a blank line dispatches the event. Chunks
 may split an event, a line, or a multi-byte UTF-8 character anywhere.
 
-Like the official SDKs, ``close()`` also dispatches a last event that has data but no blank line after
-it (a stream cut right after its final line still yields that event).
+At the end of the stream an event not closed by a blank line is dropped, as the specification and the
+official SDKs' decoders do; ``close(flush_incomplete=True)`` dispatches it instead, and
+``has_incomplete`` tells whether there is one (a stream cut mid-event).
 
 Example::
 
@@ -89,17 +90,24 @@ class SSEParser:
         self._buffer = data[start:]
         return events
 
-    def close(self) -> list[ServerSentEvent]:
-        """End of stream: dispatch a pending event that has data (lenient, like the SDKs)."""
+    @property
+    def has_incomplete(self) -> bool:
+        """True when bytes of an event not yet closed by a blank line are pending."""
+        return bool(self._buffer.strip() or self._data or self._event is not None)
+
+    def close(self, *, flush_incomplete: bool = False) -> list[ServerSentEvent]:
+        """End of stream: drop an event not closed by a blank line, or dispatch it when asked to."""
         events: list[ServerSentEvent] = []
-        if self._buffer:
-            event = self._line(self._buffer)
-            self._buffer = b""
+        if flush_incomplete:
+            if self._buffer:
+                event = self._line(self._buffer)
+                if event is not None:
+                    events.append(event)
+            event = self._dispatch()
             if event is not None:
                 events.append(event)
-        event = self._dispatch()
-        if event is not None:
-            events.append(event)
+        self._buffer = b""
+        self._event, self._data, self._retry = None, [], None
         return events
 
     def _line(self, raw: bytes) -> ServerSentEvent | None:
@@ -133,17 +141,17 @@ class SSEParser:
         return event
 
 
-def parse_sse(data: bytes | Iterable[bytes]) -> list[ServerSentEvent]:
+def parse_sse(data: bytes | Iterable[bytes], *, flush_incomplete: bool = False) -> list[ServerSentEvent]:
     """All events of a whole stream (bytes, or an iterable of byte chunks)."""
-    return list(iter_sse([data] if isinstance(data, bytes) else data))
+    return list(iter_sse([data] if isinstance(data, bytes) else data, flush_incomplete=flush_incomplete))
 
 
-def iter_sse(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
+def iter_sse(chunks: Iterable[bytes], *, flush_incomplete: bool = False) -> Iterator[ServerSentEvent]:
     """Events of a stream given as byte chunks, as soon as each is complete."""
     parser = SSEParser()
     for chunk in chunks:
         yield from parser.feed(chunk)
-    yield from parser.close()
+    yield from parser.close(flush_incomplete=flush_incomplete)
 
 
 def encode_event(data: str, event: str | None = None, id: str | None = None) -> bytes:
