@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -78,11 +80,12 @@ def tau_bench(file: Path, domain: str | None, out: Path) -> None:
     _report(len(written), out, None)
 
 
-def _run(make: object, out: Path, cases_dir: Path | None) -> None:
+def _run(make: Callable[[], Iterable[Any]], out: Path, cases_dir: Path | None) -> None:
+    """Import everything first (so that a bad file writes nothing), then write the traces."""
     from tracekit.importers import write_traces
 
     try:
-        traces = make()  # type: ignore[operator]
+        traces = make()
         written = write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
