@@ -384,13 +384,13 @@ def _tool_tiers(run: CaseRun) -> Iterator[Check]:
         yield Check("tool_tiers", result, f"no tool called ('none' is {tier})", expected=expected, actual={})
         return
     tiers_of = {node.index: tool_tier(run, node.tool)[0] for node in run.judged}
-    excused = _excused_wrong_calls(run)
+    excused = {index for index in _excused_wrong_calls(run) if tiers_of.get(index) == "wrong"}
     counted = {index: tier for index, tier in tiers_of.items() if not (tier == "wrong" and index in excused)}
     found = set(counted.values())
     shown = ", ".join(f"#{i} {run.graph.node(i).tool}={tier}" for i, tier in tiers_of.items())
     if excused:
         shown += f" (wrong-tier calls {sorted(excused)} are the injected failure, recovered from)"
-    result = "fail" if "wrong" in found else "acceptable" if "acceptable" in found else "pass"
+    result = "fail" if "wrong" in found else "acceptable" if "acceptable" in found or excused else "pass"
     if "none" in tiers.best and found - {"best"}:
         shown += " (over-tooling: answering without a tool was best)"
     yield Check("tool_tiers", result, shown, list(tiers_of), expected, {str(k): v for k, v in tiers_of.items()})

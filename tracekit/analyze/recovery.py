@@ -5,7 +5,8 @@ A failure is an error result, or an injected failing result of the case's ``reco
 A failure episode is a run of failures of one tool with no success of that tool in between. After the
 episode's last failure the agent may
 
-- ``retry``: call the same tool again with changed arguments,
+- ``retry``: call the same tool again with changed arguments (an identical call counts only when it
+  succeeds: a transient failure such as a timeout),
 - ``fallback``: call another tool,
 - ``ask_user``: ask the user for what is missing,
 - ``explain``: tell the user what failed and offer an alternative (only a judge can tell; the answer
@@ -35,7 +36,7 @@ ERROR_PREFIXES = ("[错误]", "错误:", "错误：")
 
 #: Words with which an answer tells the user that something failed or is unavailable.
 REPORTS_FAILURE = re.compile(
-    r"失败|无法|错误|不可用|暂时|没有找到|未找到|查不到|搜不到|故障|error|fail|unavailable", re.I
+    r"失败|无法|错误|不可用|暂时|没有找到|未找到|查不到|搜不到|故障|超时|error|fail|unavailable|timeout", re.I
 )
 
 
@@ -122,7 +123,7 @@ def recovery_episodes(run: CaseRun, tool: str | None = None) -> list[Episode]:
                 continue
             if node.tool != episode.tool:
                 episode.actions.setdefault("fallback", []).append(node.index)
-            elif node.key != last.key:
+            elif node.key != last.key or node.succeeded:
                 episode.actions.setdefault("retry", []).append(node.index)
             if node.succeeded and episode.succeeded_by is None:
                 episode.succeeded_by = node.index
