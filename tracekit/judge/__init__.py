@@ -1,0 +1,61 @@
+"""The LLM judge: rubric verdicts for the seeds' LLM-judge criteria, kept so that re-analysis is free.
+
+- ``evidence``: what the judge sees of a trace, verbatim (history, tool calls and results, final answer).
+- ``prompt``: the versioned template (``TEMPLATE_VERSION``) with the case's rubric and criteria.
+- ``verdict``: reading the judge's JSON; unparseable answers and quotes not in the evidence are errors.
+- ``transport``: judge calls through the tracekit proxy, replayed from the store or recorded into it.
+- ``judging``: ``CaseJudge`` / ``judged_checks``, the entry points for analysis.
+- ``combine``: the stricter-of-two verdict of cases scored "auto + LLM-judge".
+- ``agreement``: judge vs human labels (agreement, Cohen's kappa, confusion table).
+- ``scripted``: a rule-based stand-in judge for tests and demos (model name ``scripted:judge``).
+"""
+
+from tracekit.judge.agreement import AgreementReport, Label, LabelsError, cohens_kappa, compare, load_labels
+from tracekit.judge.combine import combine, combined_verdict, stricter
+from tracekit.judge.evidence import Evidence, collect_evidence
+from tracekit.judge.judging import (
+    CHECK_NAME,
+    DEFAULT_STORE,
+    CaseJudge,
+    JudgeConfig,
+    JudgedCheck,
+    JudgeError,
+    judged_checks,
+)
+from tracekit.judge.prompt import TEMPLATE_VERSION, JudgeRequest, build_request
+from tracekit.judge.scripted import SCRIPTED_MODEL, ScriptedPrompt, read_prompt, scripted_judge
+from tracekit.judge.transport import JudgeCallError, JudgeTransport
+from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output
+
+__all__ = [
+    "CHECK_NAME",
+    "DEFAULT_STORE",
+    "SCRIPTED_MODEL",
+    "TEMPLATE_VERSION",
+    "AgreementReport",
+    "CaseJudge",
+    "Evidence",
+    "JudgeCallError",
+    "JudgeConfig",
+    "JudgeError",
+    "JudgeRequest",
+    "JudgeTransport",
+    "JudgedCheck",
+    "Label",
+    "LabelsError",
+    "SampleVerdict",
+    "ScriptedPrompt",
+    "build_request",
+    "cohens_kappa",
+    "collect_evidence",
+    "combine",
+    "combined_verdict",
+    "compare",
+    "judged_checks",
+    "load_labels",
+    "majority",
+    "parse_judge_output",
+    "read_prompt",
+    "scripted_judge",
+    "stricter",
+]
