@@ -1,0 +1,203 @@
+"""The report in a real browser: headless Chromium (Debian's ``chromium``) driven over the DevTools
+protocol on a loopback websocket.
+
+For the index, a case page and the trace page holding a hostile tool result, it checks that the page
+loads with no console error, no exception and no JavaScript dialog, that every request stays on
+file:// (or data:), and that the hostile text is in the page as text with no script element, no
+``on*`` attribute and no ``javascript:`` link. Screenshots go to ``$TRACEKIT_TEST_ARTIFACTS`` (default:
+the test's temporary folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tracekit.report import write_reports
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install chromium; .ci/run installs it)"
+)
+
+HOSTILE_TEXT = "<script>alert(1)</script>"
+
+_DOM_CHECK = """
+(() => {
+  const all = Array.from(document.querySelectorAll('*'));
+  const handlers = all.filter(el => Array.from(el.attributes).some(a => a.name.toLowerCase().startsWith('on')));
+  const links = Array.from(document.querySelectorAll('[href],[src]'))
+    .map(el => el.getAttribute('href') || el.getAttribute('src'))
+    .filter(v => v && v.trim().toLowerCase().startsWith('javascript:'));
+  return JSON.stringify({
+    scripts: document.querySelectorAll('script').length,
+    handlers: handlers.length,
+    jsLinks: links.length,
+    hostileAsText: document.body.innerText.includes(HOSTILE),
+    charset: document.characterSet,
+    title: document.title,
+    svg: document.querySelectorAll('svg.callgraph').length,
+  });
+})()
+""".replace("HOSTILE", json.dumps(HOSTILE_TEXT))
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client: numbered calls, events collected per session."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self._ws = ws
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.events: list[dict[str, Any]] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for message in self._ws:
+            data = json.loads(message.data)
+            if "id" in data and data["id"] in self._pending:
+                self._pending.pop(data["id"]).set_result(data)
+            else:
+                self.events.append(data)
+                if data.get("method") == "Page.javascriptDialogOpening":  # a script ran: record it, unblock the page
+                    asyncio.get_running_loop().create_task(
+                        self.call("Page.handleJavaScriptDialog", data.get("sessionId"), accept=False)
+                    )
+
+    async def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        number = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[number] = future
+        message: dict[str, Any] = {"id": number, "method": method, "params": params}
+        if session is not None:
+            message["sessionId"] = session
+        await self._ws.send_str(json.dumps(message))
+        reply = await asyncio.wait_for(future, 30)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    async def wait_for(self, method: str, session: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(e.get("method") == method and e.get("sessionId") == session for e in self.events):
+                return
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"no {method} within {timeout} s")
+
+    def of(self, session: str, *methods: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("sessionId") == session and e.get("method") in methods]
+
+    async def close(self) -> None:
+        self._reader.cancel()
+
+
+async def _visit(browser_ws: str, url: str, screenshot: Path) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as http, http.ws_connect(browser_ws, max_msg_size=0) as ws:
+        cdp = DevTools(ws)
+        try:
+            target = await cdp.call("Target.createTarget", url="about:blank")
+            session = (await cdp.call("Target.attachToTarget", targetId=target["targetId"], flatten=True))["sessionId"]
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                await cdp.call(f"{domain}.enable", session)
+            await cdp.call("Emulation.setDeviceMetricsOverride", session, width=1280, height=1600,
+                           deviceScaleFactor=1, mobile=False)
+            await cdp.call("Page.navigate", session, url=url)
+            await cdp.wait_for("Page.loadEventFired", session)
+            await asyncio.sleep(0.3)  # late console messages and requests
+            evaluated = await cdp.call("Runtime.evaluate", session, expression=_DOM_CHECK, returnByValue=True)
+            shot = await cdp.call("Page.captureScreenshot", session, format="png")
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+            await cdp.call("Target.closeTarget", targetId=target["targetId"])
+            return {
+                "dom": json.loads(evaluated["result"]["value"]),
+                "console_errors": [
+                    e["params"] for e in cdp.of(session, "Runtime.consoleAPICalled")
+                    if e["params"].get("type") in ("error", "assert")
+                ],
+                "exceptions": [e["params"] for e in cdp.of(session, "Runtime.exceptionThrown")],
+                "log_errors": [
+                    e["params"]["entry"] for e in cdp.of(session, "Log.entryAdded")
+                    if e["params"]["entry"].get("level") == "error"
+                ],
+                "dialogs": cdp.of(session, "Page.javascriptDialogOpening"),
+                "requests": [e["params"]["request"]["url"] for e in cdp.of(session, "Network.requestWillBeSent")],
+            }
+        finally:
+            await cdp.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A headless Chromium with remote debugging on a loopback port; yields its browser websocket URL."""
+    assert CHROMIUM is not None
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    process = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+         "--disable-extensions", "--mute-audio", f"--user-data-dir={profile}",
+         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and len(port_file.read_text().splitlines()) >= 2):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"chromium did not start (exit status {process.poll()})")
+            time.sleep(0.05)
+        port, path = port_file.read_text().splitlines()[:2]
+        yield f"ws://127.0.0.1:{port}{path}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("TRACEKIT_TEST_ARTIFACTS") or tmp_path / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.mark.parametrize("page", ["index.html", "cases/B2-PC-02.html", "traces/B2-PC-02.A.1.html"])
+def test_page_loads_clean_and_inert(
+    browser: str, report_inputs: dict[str, Any], tmp_path: Path, artifacts: Path, page: str
+) -> None:
+    write_reports(report_inputs["results"], html_dir=tmp_path / "html", cases=report_inputs["cases"])
+    url = (tmp_path / "html" / page).resolve().as_uri()
+    screenshot = artifacts / ("report-" + page.replace("/", "-").replace(".html", ".png"))
+    seen = asyncio.run(_visit(browser, url, screenshot))
+
+    assert seen["console_errors"] == [] and seen["log_errors"] == [] and seen["exceptions"] == []
+    assert seen["dialogs"] == []
+    assert seen["requests"] and all(r.startswith(("file://", "data:")) for r in seen["requests"]), seen["requests"]
+    dom = seen["dom"]
+    assert dom["charset"] == "UTF-8"
+    assert (dom["scripts"], dom["handlers"], dom["jsLinks"]) == (0, 0, 0)
+    if page.startswith("traces/"):
+        assert dom["hostileAsText"] is True
+        assert dom["svg"] == 1
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(screenshot.read_bytes())) as image:
+        assert image.size[0] == 1280
+        assert len(image.convert("L").getcolors(maxcolors=1 << 16) or range(1 << 16)) > 10  # not a blank page
