@@ -1,0 +1,195 @@
+"""The reference agent's model clients: the official anthropic and openai SDKs behind one small interface.
+
+The agent keeps its conversation in Anthropic message form; ``OpenAIModelClient`` converts it to Chat
+Completions messages for each request and the reply back. Both send the run's ``x-tracekit-session``
+header so the proxy files every request of a job under one trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tracekit.trace.canonical import parse_json_arguments
+
+SESSION_HEADER = "x-tracekit-session"
+#: OpenAI finish reasons in Anthropic stop-reason terms.
+_STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
+                 "content_filter": "refusal"}
+
+
+@dataclass
+class ModelTurn:
+    """One assistant turn: Anthropic-shaped content blocks, why it stopped, tokens it used."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The tool_use blocks, in order."""
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined."""
+        return "".join(block.get("text", "") for block in self.content if block.get("type") == "text")
+
+
+class ModelClient(Protocol):
+    """Asks the model for the next assistant turn."""
+
+    def complete(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ModelTurn:
+        """The model's reply to ``messages`` (Anthropic form) with ``tools`` offered."""
+
+
+class AnthropicModelClient:
+    """The anthropic SDK's ``messages.create``."""
+
+    def __init__(
+        self, model: str, base_url: str, api_key: str, *, session: str | None = None, max_retries: int = 2,
+        timeout: float = 120.0,
+    ) -> None:
+        import anthropic
+
+        headers = {SESSION_HEADER: session} if session else None
+        self.model = model
+        self.client = anthropic.Anthropic(
+            base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
+        )
+
+    def complete(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ModelTurn:
+        """One ``messages.create`` call."""
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
+        message = self.client.messages.create(
+            model=self.model, max_tokens=max_tokens, system=system, messages=messages,  # type: ignore[arg-type]
+            **extra,
+        )
+        content = [block.model_dump(mode="json", exclude_none=True) for block in message.content]
+        usage = message.usage
+        return ModelTurn(
+            content, message.stop_reason, usage.input_tokens or 0, usage.output_tokens or 0,
+            message.model_dump(mode="json"),
+        )
+
+
+class OpenAIModelClient:
+    """The openai SDK's ``chat.completions.create`` (for OpenAI-compatible servers too)."""
+
+    def __init__(
+        self, model: str, base_url: str, api_key: str, *, session: str | None = None, max_retries: int = 2,
+        timeout: float = 120.0,
+    ) -> None:
+        import openai
+
+        headers = {SESSION_HEADER: session} if session else None
+        self.model = model
+        self.client = openai.OpenAI(
+            base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
+        )
+
+    def complete(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ModelTurn:
+        """One ``chat.completions.create`` call."""
+        extra: dict[str, Any] = {"tools": openai_tools(tools)} if tools else {}
+        completion = self.client.chat.completions.create(
+            model=self.model, max_tokens=max_tokens, messages=openai_messages(system, messages),  # type: ignore[arg-type]
+            **extra,
+        )
+        raw = completion.model_dump(mode="json")
+        choice = raw["choices"][0] if raw.get("choices") else {"message": {}, "finish_reason": None}
+        usage = raw.get("usage") or {}
+        return ModelTurn(
+            anthropic_blocks(choice.get("message") or {}),
+            _STOP_REASONS.get(choice.get("finish_reason") or "", choice.get("finish_reason")),
+            usage.get("prompt_tokens") or 0,
+            usage.get("completion_tokens") or 0,
+            raw,
+        )
+
+
+# --------------------------------------------------------------------------- Anthropic <-> OpenAI shapes
+
+
+def openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic tool definitions as OpenAI function tools."""
+    return [
+        {"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
+                                          "parameters": tool.get("input_schema") or {"type": "object"}}}
+        for tool in tools
+    ]
+
+
+def openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An Anthropic conversation as Chat Completions messages (tool results become ``tool`` messages)."""
+    converted: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            converted.append(_assistant_message(content))
+            continue
+        if isinstance(content, str):
+            converted.append({"role": "user", "content": content})
+            continue
+        parts: list[dict[str, Any]] = []
+        for block in content or []:
+            kind = block.get("type")
+            if kind == "tool_result":
+                converted.append({"role": "tool", "tool_call_id": block.get("tool_use_id"),
+                                  "content": _result_text(block.get("content"))})
+            elif kind == "text":
+                parts.append({"type": "text", "text": block.get("text", "")})
+            elif kind == "image":
+                parts.append({"type": "image_url", "image_url": {"url": _image_url(block.get("source") or {})}})
+        if parts:
+            converted.append({"role": "user", "content": parts})
+    return converted
+
+
+def anthropic_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Chat Completions assistant message as Anthropic content blocks."""
+    blocks: list[dict[str, Any]] = []
+    if message.get("content"):
+        blocks.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        arguments, _ok = parse_json_arguments(function.get("arguments") or "{}")
+        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+                       "input": arguments if isinstance(arguments, dict) else {}})
+    return blocks
+
+
+def _assistant_message(content: Any) -> dict[str, Any]:
+    if isinstance(content, str):
+        return {"role": "assistant", "content": content}
+    text = "".join(block.get("text", "") for block in content or [] if block.get("type") == "text")
+    calls = [
+        {"id": block.get("id"), "type": "function",
+         "function": {"name": block.get("name"), "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)}}
+        for block in content or [] if block.get("type") == "tool_use"
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+
+
+def _image_url(source: dict[str, Any]) -> str:
+    if source.get("type") == "url":
+        return str(source.get("url", ""))
+    return f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"

@@ -1,0 +1,96 @@
+"""The jobs of a run: one (case, group, repeat) triple each, and which are already complete in the output.
+
+A job's trace is ``DIR/<case>__<group>__r<repeat>.jsonl`` (group ``-`` for a case without skill groups).
+It is written under a temporary name and renamed when the job is over, and its last record is the
+``agent_run`` record that closes it: a re-run skips the jobs whose file is there and closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from tracekit.cases.model import Case, SkillGroup
+
+NO_GROUP = "-"
+#: Extra sessions of one job (an external agent that opened several conversations): ``<job>~2.jsonl``.
+EXTRA_SESSION_MARK = "~"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trial: a case, in a skill group, the ``repeat``-th time (0-based)."""
+
+    case: Case
+    group: str | None
+    repeat: int
+
+    @property
+    def name(self) -> str:
+        """``B2-TS-01__A__r0``: the trace file's stem and the ``x-tracekit-session`` value."""
+        return job_name(self.case.id, self.group, self.repeat)
+
+    @property
+    def skill_group(self) -> SkillGroup | None:
+        """The case's definition of this job's group."""
+        return self.case.skills.groups.get(self.group) if self.group else None
+
+    @property
+    def file_name(self) -> str:
+        """The trace file's name in the run folder."""
+        return f"{self.name}.jsonl"
+
+
+def job_name(case_id: str, group: str | None, repeat: int) -> str:
+    """The name of a (case, group, repeat) triple."""
+    return f"{case_id}__{group or NO_GROUP}__r{repeat}"
+
+
+def case_groups(case: Case, wanted: Iterable[str] | None = None) -> list[str | None]:
+    """The groups a case runs in: those it defines (``[None]`` when it defines none), narrowed to ``wanted``.
+
+    A case that defines groups but none of the wanted ones runs in none of them (e.g. Q1-RF-02 defines
+    only B, so ``--groups A`` skips it).
+    """
+    defined = list(case.skills.groups)
+    if not defined:
+        return [None]
+    if wanted is None:
+        return list(defined)
+    chosen = set(wanted)
+    return [group for group in defined if group in chosen]
+
+
+def plan_jobs(cases: Iterable[Case], groups: Iterable[str] | None = None, repeat: int = 1) -> list[Job]:
+    """Every job of a run, case by case, then group, then repeat."""
+    wanted = list(groups) if groups is not None else None
+    return [
+        Job(case, group, number)
+        for case in cases
+        for group in case_groups(case, wanted)
+        for number in range(repeat)
+    ]
+
+
+def completed_jobs(out_dir: Path) -> set[str]:
+    """Names of the jobs whose trace in ``out_dir`` is complete (renamed into place, closed by agent_run)."""
+    if not out_dir.is_dir():
+        return set()
+    return {path.stem for path in out_dir.glob("*.jsonl") if EXTRA_SESSION_MARK not in path.stem and is_closed(path)}
+
+
+def is_closed(path: Path) -> bool:
+    """Whether the trace file's last line is an ``agent_run`` record."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 65536))
+            tail = handle.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        record = orjson.loads(tail)
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and record.get("kind") == "agent_run"

@@ -1,0 +1,161 @@
+"""Reliability over repeats: pass^k per case, and which cases are flaky.
+
+pass^k is the chance that k independent trials of a case *all* pass (tau-bench, Yao et al. 2024,
+arXiv:2406.12045, section 5). From n trials with c passes the unbiased estimator is
+``C(c, k) / C(n, k)``: the share of the k-subsets of the n trials made only of passes. It is the
+pass^k counterpart of the pass@k estimator ``1 - C(n-c, k) / C(n, k)`` of Chen et al. 2021
+(arXiv:2107.03374).
+
+What counts as a pass is the caller's choice (``passed=("pass", "acceptable")`` by default): a verdict of
+``pending`` (no judge verdict yet) is neither a pass nor a failure, so pending trials are left out of n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any
+
+#: Verdicts counted as a passing trial unless told otherwise.
+PASSING = ("pass", "acceptable")
+#: Verdicts counted as a failing trial.
+FAILING = ("fail",)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    """The unbiased pass^k estimate ``C(c, k) / C(n, k)`` from ``n`` trials with ``c`` passes.
+
+    None when it cannot be estimated (fewer than ``k`` trials). ``k`` must be at least 1.
+
+    >>> pass_hat_k(4, 3, 1), pass_hat_k(4, 3, 2), pass_hat_k(4, 4, 4), pass_hat_k(2, 2, 3)
+    (0.75, 0.5, 1.0, None)
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if n < 0 or c < 0 or c > n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
+    if n < k:
+        return None
+    return comb(c, k) / comb(n, k)
+
+
+@dataclass
+class CaseReliability:
+    """The repeats of one case (in one group): how many passed, pass^k, and whether it is flaky."""
+
+    case_id: str
+    group: str | None
+    verdicts: list[str] = field(default_factory=list)
+    """The verdict of each trial, in repeat order (``pending`` included)."""
+    passed: tuple[str, ...] = PASSING
+
+    @property
+    def trials(self) -> int:
+        """n: trials with a decided verdict (pending ones are left out)."""
+        return sum(1 for verdict in self.verdicts if verdict in self.passed or verdict in FAILING)
+
+    @property
+    def passes(self) -> int:
+        """c: passing trials."""
+        return sum(1 for verdict in self.verdicts if verdict in self.passed)
+
+    @property
+    def flaky(self) -> bool:
+        """Some trials pass and some fail."""
+        return 0 < self.passes < self.trials
+
+    def pass_hat(self, k: int) -> float | None:
+        """pass^k of this case (None with fewer than k decided trials)."""
+        return pass_hat_k(self.trials, self.passes, k)
+
+    def to_dict(self, ks: Iterable[int]) -> dict[str, Any]:
+        """The case's entry in a summary: n, c, pass^k for each k, flaky."""
+        return {
+            "case_id": self.case_id,
+            "group": self.group,
+            "trials": self.trials,
+            "passes": self.passes,
+            "pending": len(self.verdicts) - self.trials,
+            "pass^k": {str(k): self.pass_hat(k) for k in ks},
+            "flaky": self.flaky,
+        }
+
+
+def case_reliability(
+    trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = PASSING
+) -> list[CaseReliability]:
+    """Group trials by (case, group) in first-seen order.
+
+    Each trial is a mapping with ``case_id``, ``group`` (may be None), ``repeat`` (may be None) and
+    ``verdict``: a verdict string or the analyze JSON's verdict object (``{"result": ...}``) or None.
+    Trials without a case are skipped; a trial without a verdict counts as pending.
+    """
+    accepted = tuple(passed)
+    found: dict[tuple[str, str | None], list[tuple[int, str]]] = {}
+    for number, trial in enumerate(trials):
+        case_id = trial.get("case_id")
+        if not case_id:
+            continue
+        verdict = trial.get("verdict")
+        if isinstance(verdict, Mapping):
+            verdict = verdict.get("result")
+        repeat = trial.get("repeat")
+        order = repeat if isinstance(repeat, int) else number
+        found.setdefault((case_id, trial.get("group")), []).append((order, str(verdict or "pending")))
+    return [
+        CaseReliability(case_id, group, [verdict for _, verdict in sorted(entries, key=lambda item: item[0])], accepted)
+        for (case_id, group), entries in found.items()
+    ]
+
+
+def reliability_summary(
+    trials: Iterable[Mapping[str, Any]], ks: Iterable[int] = (1,), passed: Iterable[str] = PASSING
+) -> dict[str, Any]:
+    """The ``reliability`` part of a summary: per (case, group) pass^k and flakiness, the mean pass^k over
+    the cases that have at least k decided trials, and the flaky cases.
+
+    Example::
+
+        reliability_summary([{"case_id": "B2-TS-01", "group": "A", "repeat": r, "verdict": v}
+                             for r, v in enumerate(["pass", "fail", "pass"])], ks=[1, 2])
+        # cases[0]: trials 3, passes 2, pass^k {"1": 0.667, "2": 0.333}, flaky True
+    """
+    ks = sorted(set(ks))
+    cases = case_reliability(trials, passed)
+    means: dict[str, float | None] = {}
+    for k in ks:
+        values = [value for value in (case.pass_hat(k) for case in cases) if value is not None]
+        means[str(k)] = sum(values) / len(values) if values else None
+    return {
+        "ks": ks,
+        "cases": [case.to_dict(ks) for case in cases],
+        "mean_pass^k": means,
+        "flaky": [{"case_id": case.case_id, "group": case.group} for case in cases if case.flaky],
+    }
+
+
+def paired_groups(trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = PASSING) -> list[dict[str, Any]]:
+    """Group A vs Group B on the same cases: for each case run in both groups, each group's passes out of
+    decided trials, and which group did better (``"A"``, ``"B"`` or ``"tie"``; None when a group has no
+    decided trial)."""
+    by_case: dict[str, dict[str | None, CaseReliability]] = {}
+    for case in case_reliability(trials, passed):
+        by_case.setdefault(case.case_id, {})[case.group] = case
+    pairs = []
+    for case_id, groups in by_case.items():
+        a, b = groups.get("A"), groups.get("B")
+        if a is None or b is None:
+            continue
+        rate_a = a.passes / a.trials if a.trials else None
+        rate_b = b.passes / b.trials if b.trials else None
+        better = None
+        if rate_a is not None and rate_b is not None:
+            better = "tie" if rate_a == rate_b else ("A" if rate_a > rate_b else "B")
+        pairs.append({
+            "case_id": case_id,
+            "A": {"trials": a.trials, "passes": a.passes, "verdicts": a.verdicts},
+            "B": {"trials": b.trials, "passes": b.passes, "verdicts": b.verdicts},
+            "better": better,
+        })
+    return pairs
