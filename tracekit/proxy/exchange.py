@@ -149,6 +149,7 @@ class Exchange:
             error = error or {"type": "transport_error", "message": self.failure_detail or "stream cut"}
         elif self.client_gone:
             partial = True
+            error = error or {"type": "client_disconnected", "message": "the client went away mid-response"}
         status = self.status or 0
         if status >= 400 and error is None:
             error = {"type": "http_error", "message": f"HTTP {status}"}
