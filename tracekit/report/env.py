@@ -72,7 +72,7 @@ def compact_json(value: Any, limit: int = 160) -> str:
         text = orjson.dumps(value).decode()
     except TypeError:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    return clip(text, limit)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def lang_attribute(text: Any) -> Markup:

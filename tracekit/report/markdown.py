@@ -91,7 +91,7 @@ def _failed_checks(run: Run) -> str:
     if not names:
         return ""
     more = len(run.failed_checks) - len(names)
-    return ": " + ", ".join(_esc(name) for name in names) + (f" (+{more})" if more > 0 else "")
+    return ": " + ", ".join(_code(name, 60) for name in names) + (f" (+{more})" if more > 0 else "")
 
 
 def _cut(items: list[str], limit: int) -> list[str]:
@@ -116,6 +116,7 @@ def _esc(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))[:200]
 
 
-def _code(text: str) -> str:
+def _code(text: str, limit: int = 120) -> str:
     """An identifier as inline code (backticks inside are replaced so the span cannot be broken)."""
-    return "`" + " ".join(str(text).split()).replace("`", "'")[:120] + "`"
+    flat = " ".join(str(text).split()).replace("`", "'")
+    return "`" + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + "`"

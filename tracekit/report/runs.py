@@ -35,6 +35,12 @@ class Check:
     evidence: str
     calls: list[int] = field(default_factory=list)
     kind: str | None = None
+    expected: str = ""
+    """What the case asked for (when the check says)."""
+    actual: str = ""
+    """What the agent did instead (when the check says)."""
+    judged: bool = False
+    """True for the judge's checks (shown with the judge's quotes)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -46,6 +52,8 @@ class Judgement:
     reasoning: str
     quotes: list[str]
     model: str | None = None
+    note: str = ""
+    """Why there is no verdict, or how a majority was reached."""
 
 
 @dataclass
@@ -82,6 +90,10 @@ class Run:
     scores: dict[str, Any]
     judgement: Judgement | None
     failure_modes: list[str]
+    attribution: Mapping[str, Any] | None
+    """The failure attribution record (seed 004: type, symptom, root cause, fix) of a failing run."""
+    judge_state: str | None
+    """not_needed / missing / cached, when the analysis says."""
     problems: list[str]
     raw: Mapping[str, Any]
 
@@ -128,6 +140,8 @@ def runs_from_results(results: Mapping[str, Any]) -> list[Run]:
 def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
     """One ``traces[]`` entry as a ``Run``; missing optional fields get neutral values."""
     verdict = entry.get("verdict") if isinstance(entry.get("verdict"), Mapping) else None
+    check_items = [*_list(verdict, "checks"), *_list(verdict, "judged_checks")]
+    scores = dict(as_mapping(verdict.get("scores"))) if verdict is not None else {}
     case_id = _text_or_none(entry.get("case_id"))
     dimension, category = _dimension_category(entry, verdict, case_id)
     result = str(verdict.get("result") or "pending") if verdict is not None else None
@@ -147,10 +161,13 @@ def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
         stats=dict(entry.get("stats") or {}),
         tool_calls=[dict(call) for call in entry.get("tool_calls") or [] if isinstance(call, Mapping)],
         findings=[_finding(item) for item in entry.get("findings") or [] if isinstance(item, Mapping)],
-        checks=[_check(item, i) for i, item in enumerate(_list(verdict, "checks")) if isinstance(item, Mapping)],
-        scores=dict(verdict.get("scores") or {}) if verdict is not None else {},
-        judgement=_judgement(entry, verdict),
+        checks=[_check(item, i) for i, item in enumerate(check_items) if isinstance(item, Mapping)],
+        scores={key: value for key, value in scores.items() if key != "attribution"},
+        judgement=_judgement(entry, verdict, check_items),
         failure_modes=_failure_modes(entry, verdict),
+        attribution=_attribution(entry, verdict, scores),
+        judge_state=_text_or_none(verdict.get("judge")) if verdict is not None and isinstance(
+            verdict.get("judge"), str) else None,
         problems=[str(problem) for problem in entry.get("problems") or []],
         raw=entry,
     )
@@ -242,32 +259,57 @@ def _check(item: Mapping[str, Any], index: int) -> Check:
         result=str(result or "pending"),
         evidence=_plain(evidence),
         calls=_int_list(item.get("calls")),
-        kind=_text_or_none(item.get("kind")),
+        kind=_text_or_none(item.get("kind") or item.get("failure_kind")),
+        expected=_compact(item.get("expected")),
+        actual=_compact(item.get("actual")),
+        judged=isinstance(item.get("judge"), Mapping),
         raw=item,
     )
 
 
-def _judgement(entry: Mapping[str, Any], verdict: Mapping[str, Any] | None) -> Judgement | None:
-    judge = None
-    for source in (verdict or {}, entry):
-        if isinstance(source.get("judge"), Mapping):
-            judge = source["judge"]
+def _judgement(
+    entry: Mapping[str, Any], verdict: Mapping[str, Any] | None, checks: list[Any]
+) -> Judgement | None:
+    """The judge's verdict: a judged check (``{"check": "judge", "result", "judge": {reasons, quotes}}``)
+    or a ``judge`` object on the verdict or the entry."""
+    judge: Mapping[str, Any] | None = None
+    result = None
+    for check in checks:
+        if isinstance(check, Mapping) and isinstance(check.get("judge"), Mapping):
+            judge, result = check["judge"], check.get("result")
             break
+    if judge is None:
+        for source in (verdict or {}, entry):
+            if isinstance(source.get("judge"), Mapping):
+                judge = source["judge"]
+                break
     if judge is None:
         return None
     quotes = []
-    for quote in judge.get("quotes") or judge.get("evidence") or []:
+    for quote in judge.get("quotes") or []:
         if isinstance(quote, Mapping):
             quote = quote.get("text") or quote.get("quote") or ""
         if quote:
             quotes.append(str(quote))
-    reasoning = judge.get("reasoning") or judge.get("rationale") or judge.get("explanation") or ""
+    reasons = judge.get("reasons")
+    reasoning = "\n".join(map(str, reasons)) if isinstance(reasons, list) else reasons
+    reasoning = reasoning or judge.get("reasoning") or judge.get("rationale") or ""
     return Judgement(
-        result=str(judge.get("result") or judge.get("verdict") or "pending"),
+        result=str(result or judge.get("result") or judge.get("verdict") or "pending"),
         reasoning=_plain(reasoning),
         quotes=quotes,
         model=_text_or_none(judge.get("model")),
+        note=_plain(judge.get("note") or judge.get("error") or ""),
     )
+
+
+def _attribution(
+    entry: Mapping[str, Any], verdict: Mapping[str, Any] | None, scores: Mapping[str, Any]
+) -> Mapping[str, Any] | None:
+    for value in (scores.get("attribution"), (verdict or {}).get("attribution"), entry.get("attribution")):
+        if isinstance(value, Mapping):
+            return value
+    return None
 
 
 def _failure_modes(entry: Mapping[str, Any], verdict: Mapping[str, Any] | None) -> list[str]:
@@ -278,7 +320,7 @@ def _failure_modes(entry: Mapping[str, Any], verdict: Mapping[str, Any] | None) 
             values = value if isinstance(value, list) else [value] if value else []
             for item in values:
                 if isinstance(item, Mapping):
-                    item = item.get("kind") or item.get("mode") or item.get("name")
+                    item = item.get("failure_kind") or item.get("kind") or item.get("mode") or item.get("name")
                 if item and str(item) not in modes:
                     modes.append(str(item))
     return modes
@@ -288,6 +330,18 @@ def _int_list(value: Any) -> list[int]:
     if not isinstance(value, list):
         return []
     return [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+
+
+def _compact(value: Any) -> str:
+    """One-line JSON of a value (a string as is): expected/actual values read best inline."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    import orjson
+
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
 
 
 def _plain(value: Any) -> str:

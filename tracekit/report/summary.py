@@ -139,7 +139,11 @@ class PassK:
     by_group: dict[str, float | None]
 
 
-def pass_hat_k(runs: Iterable[Run], successes: tuple[str, ...] = ("pass",)) -> list[PassK]:
+#: Verdicts that count as a success for pass^k, as in ``tracekit run``'s summary (tracekit.runner).
+PASSING = ("pass", "acceptable")
+
+
+def pass_hat_k(runs: Iterable[Run], successes: tuple[str, ...] = PASSING) -> list[PassK]:
     """pass^k for k = 1 .. the largest number of judged repeats of any task.
 
     A task is a case in one group. For a task with n judged repeats of which c succeeded, the unbiased

@@ -59,7 +59,7 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
     same_edges = [edge for edge in edge_list if edge.kind == "same"]
     label_data = len(data_edges) <= MAX_LABELS
     widest = max((_bulge(row_of[e.source], row_of[e.target]) for e in data_edges), default=0)
-    width = LEFT + BOX_W + widest + (200 if label_data and data_edges else 30)
+    width = max(LEFT + BOX_W + widest + (200 if label_data and data_edges else 30), LEFT + 400)
     height = TOP + ROW * len(shown) + (30 if len(nodes) > len(shown) else 10)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="callgraph" width="{width}" height="{height}" '
@@ -149,13 +149,12 @@ def _node(row: int, node: GraphNode) -> str:
         classes.append(f"flag-{'error' if node.severity == 'error' else 'warning'}")
     y = TOP + ROW * row
     title = node.title or f"#{node.index} {node.tool}"
-    label = _truncate(node.tool, 32)
+    label = _truncate(f"#{node.index} {node.tool}", 34)
     marks = ("  ✗" if node.is_error else "") + ("  ⚑" if node.severity else "") + ("  ⇄" if node.injected else "")
     return (
         f'<a href="#call-{node.index}" class="{" ".join(classes)}">'
         f"<title>{escape(title)}</title>"
         f'<rect x="{LEFT}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="5"/>'
-        f'<text class="idx" x="{LEFT - 10}" y="{y + 16}" text-anchor="end">#{node.index}</text>'
         f'<text x="{LEFT + 8}" y="{y + 16}">{escape(label)}{marks}</text></a>'
     )
 
