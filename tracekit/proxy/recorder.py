@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,16 @@ from tracekit.redact import Redactor
 from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult, TraceBuilder, TraceWriter
 
 log = logging.getLogger(__name__)
+
+
+def _scrub(path: Path, redactor: Redactor) -> None:
+    """Redact a closed trace file again, replacing it atomically only when something changed."""
+    data = path.read_bytes()
+    cleaned = redactor.redact_bytes(data)
+    if cleaned != data:
+        temporary = path.with_suffix(path.suffix + ".tmp")
+        temporary.write_bytes(cleaned)
+        os.replace(temporary, path)
 
 
 class SessionTrace:
@@ -133,10 +144,13 @@ class Recorder:
         session.trace.flush()
 
     def close(self) -> None:
-        """Close every trace file."""
+        """Close every trace file, then scrub them once more with every secret learnt since they were
+        written (a key can appear in a prompt before the proxy sees it in a header)."""
         for trace in self.traces:
             try:
                 trace.close()
+                if trace.path is not None and trace.path.exists():
+                    _scrub(trace.path, self.redactor)
             except OSError as exc:  # a full disk must not stop the others from closing
                 log.error("tracekit: could not finish %s: %s", trace.path, exc)
 
