@@ -51,6 +51,8 @@ class Script:
         """A Script from a Script, a function, a list of replies, or a mapping of provider -> list."""
         if isinstance(value, Script):
             return value
+        if isinstance(value, MessageReply | ErrorReply | ConnectionReset):
+            return cls([value])
         if callable(value):
             return cls(function=value)
         if isinstance(value, Mapping):
@@ -99,7 +101,7 @@ class Script:
 
 
 #: Anything ``FakeUpstream`` and ``Script.of`` accept as a script.
-ScriptLike = Script | ScriptFunction | Sequence[ReplyLike] | Mapping[str, Sequence[ReplyLike]]
+ScriptLike = Script | Reply | ScriptFunction | Sequence[ReplyLike] | Mapping[str, Sequence[ReplyLike]]
 
 
 def as_reply(value: ReplyLike) -> Reply:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections.abc import Callable
+from functools import partial
 from types import TracebackType
-from typing import Any
 
 import orjson
 from aiohttp import web
@@ -166,7 +167,7 @@ class FakeUpstream:
             f"tracekit fake upstream: no route {request.method} {request.path}",
             should_retry=False,
         )
-        return (await self._deliver(request, self._render_error("anthropic", error)))[0]
+        return await self._deliver(request, self._render_error("anthropic", error))
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         provider = ROUTES[request.path]
@@ -176,18 +177,17 @@ class FakeUpstream:
             error = error_reply(
                 400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
             )
-            return (await self._deliver(request, self._render_error(provider, error)))[0]
+            return await self._deliver(request, self._render_error(provider, error))
         if provider == "openai":
             fake.messages = list(body.get("messages") or [])
             return await self._answer(request, fake, provider)
         fake.messages, thread_error = self.threads.resolve(body)
         if thread_error is not None:
-            return (await self._deliver(request, self._render_error(provider, thread_error)))[0]
-        delivered: dict[str, Any] = {}
+            return await self._deliver(request, self._render_error(provider, thread_error))
         try:
-            return await self._answer(request, fake, provider, delivered)
+            return await self._answer(request, fake, provider)
         finally:
-            self.threads.finish(body, fake.messages, delivered.get("message"))
+            self.threads.release(body)
 
     async def _receive(self, request: web.Request, provider: Provider | None) -> FakeRequest:
         raw = await request.read()
@@ -217,7 +217,6 @@ class FakeUpstream:
         request: web.Request,
         fake: FakeRequest,
         provider: Provider,
-        delivered: dict[str, Any] | None = None,
     ) -> web.StreamResponse:
         try:
             reply: Reply = self.script.next_reply(fake)
@@ -235,14 +234,15 @@ class FakeUpstream:
                 request.transport.abort()
             return web.Response()
         if isinstance(reply, ErrorReply):
-            return (
-                await self._deliver(request, self._render_error(provider, reply), reply.first_byte_delay)
-            )[0]
+            return await self._deliver(request, self._render_error(provider, reply), reply.first_byte_delay)
         wire = self._render_message(provider, reply, fake)
-        response, whole = await self._deliver(request, wire, reply.first_byte_delay, reply.event_delay)
-        if delivered is not None and whole and reply.fault is None:
-            delivered["message"] = wire.extra.get("message")
-        return response
+        before_last_write = None
+        if provider == "anthropic" and reply.fault is None:
+            message = wire.extra["message"]
+            before_last_write = partial(self.threads.record_reply, fake.body, fake.messages, message)
+        return await self._deliver(
+            request, wire, reply.first_byte_delay, reply.event_delay, before_last_write
+        )
 
     def _render_message(self, provider: Provider, reply: MessageReply, fake: FakeRequest) -> WireResponse:
         if provider == "anthropic":
@@ -260,8 +260,10 @@ class FakeUpstream:
         wire: WireResponse,
         first_byte_delay: float = 0.0,
         event_delay: float = 0.0,
-    ) -> tuple[web.StreamResponse, bool]:
-        """Send ``wire``, applying delays and cuts; also say whether it was sent in full."""
+        before_last_write: Callable[[], None] | None = None,
+    ) -> web.StreamResponse:
+        """Send ``wire``, applying delays and cuts. ``before_last_write`` runs just before the final bytes
+        of a response that is sent whole."""
         if first_byte_delay > 0:
             await asyncio.sleep(first_byte_delay)
         headers = {"server": SERVER_HEADER, **wire.headers}
@@ -272,21 +274,26 @@ class FakeUpstream:
                 await response.prepare(request)
                 if wire.cut_body_at is not None:
                     await response.write(wire.body[: wire.cut_body_at])
-                    return _cut(request, response), False
+                    return _cut(request, response)
+                if before_last_write is not None:
+                    before_last_write()
                 await response.write(wire.body)
             else:
                 await response.prepare(request)
+                last = len(wire.events) - 1
                 for index, frame in enumerate(wire.events):
                     if index > 0 and event_delay > 0:
                         await asyncio.sleep(event_delay)
                     if index == wire.cut_event_at:
                         await response.write(frame[: len(frame) // 2])
-                        return _cut(request, response), False
+                        return _cut(request, response)
+                    if index == last and before_last_write is not None:
+                        before_last_write()
                     await response.write(frame)
             await response.write_eof()
         except ConnectionError:  # the client went away mid-response
-            return response, False
-        return response, True
+            pass
+        return response
 
 
 def _cut(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

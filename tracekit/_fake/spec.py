@@ -18,6 +18,7 @@ Message options: ``stop_reason``, ``model``, ``usage`` (token counts), ``chunk_s
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,7 +129,8 @@ class ReplySpec(_Spec):
         if self.error is not None:
             if has_content or fault is not None:
                 raise ValueError("'error' cannot be combined with message content or 'fault'")
-            return error_reply(**self.error.model_dump(), headers=self.headers)
+            error = error_reply(**self.error.model_dump(), headers=self.headers)
+            return dataclasses.replace(error, first_byte_delay=delay.first_byte)
         if fault is not None and fault.kind == "reset":
             return ConnectionReset(first_byte_delay=delay.first_byte)
         if not has_content:

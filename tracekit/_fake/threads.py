@@ -43,7 +43,7 @@ class ThreadStore:
     def resolve(self, body: Mapping[str, Any]) -> tuple[list[Any], ErrorReply | None]:
         """The full conversation of a request, or the error the API gives for a continuation it refuses.
 
-        A continuation that is accepted is marked in flight until ``finish`` is called."""
+        A continuation that is accepted is marked in flight until ``release`` is called."""
         messages = list(body.get("messages") or [])
         thread = body.get("thread")
         if not isinstance(thread, Mapping) or thread.get("type") != "continue":
@@ -84,26 +84,30 @@ class ThreadStore:
         self._in_flight.add(previous)
         return [*stored.messages, *messages], None
 
-    def finish(
-        self, body: Mapping[str, Any], messages: Sequence[Any], reply_message: Mapping[str, Any] | None
+    def record_reply(
+        self, body: Mapping[str, Any], messages: Sequence[Any], reply_message: Mapping[str, Any]
     ) -> None:
-        """Record the outcome of a threaded request: the reply's conversation when it was delivered whole
-        (``reply_message`` not None), and the continued reply as used up."""
+        """Hold the conversation up to ``reply_message`` under its id, and mark the continued reply used.
+
+        Called just before the reply's last bytes are sent, so that the client can never continue from a
+        reply the store does not hold yet. Requests without a ``thread`` field leave the store alone."""
         thread = body.get("thread")
         if not isinstance(thread, Mapping):
             return
         previous = thread.get("previous_message_id") if thread.get("type") == "continue" else None
         create_fields: Mapping[str, Any] = {name: body[name] for name in CREATE_ONLY_FIELDS if name in body}
         if isinstance(previous, str):
-            self._in_flight.discard(previous)
+            self._continued.add(previous)
             if previous in self._threads:
                 create_fields = self._threads[previous].create_fields
-        if reply_message is None:
-            return
-        if isinstance(previous, str):
-            self._continued.add(previous)
         assistant = {"role": "assistant", "content": reply_message["content"]}
         self._threads[reply_message["id"]] = StoredThread((*messages, assistant), create_fields)
+
+    def release(self, body: Mapping[str, Any]) -> None:
+        """End the in-flight mark of a continuation, whatever its outcome."""
+        thread = body.get("thread")
+        if isinstance(thread, Mapping) and thread.get("type") == "continue":
+            self._in_flight.discard(thread.get("previous_message_id"))
 
     def forget(self, message_id: str) -> None:
         """Drop the thread held under ``message_id`` (to script a server that lost it)."""
