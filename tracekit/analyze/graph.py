@@ -25,7 +25,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tracekit.analyze.values import MIN_FLOW_LENGTH, argument_key, leaves, occurs_in, parse_result, scalar_text
+from tracekit.analyze.values import (
+    MIN_FLOW_LENGTH,
+    argument_key,
+    leaves,
+    occurs_in,
+    parse_result,
+    scalar_text,
+)
 from tracekit.trace.canonical import content_hash
 
 if TYPE_CHECKING:
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
 EdgeKind = Literal["next", "data", "same"]
 
 
-@dataclass
+@dataclass(slots=True)
 class CallNode:
     """One tool call with its result, as the detectors see it."""
 
@@ -80,6 +87,11 @@ class CallNode:
     def result_turn_or_turn(self) -> int:
         """The message that carried the result, or the call's own message when there is no result."""
         return self.result_turn if self.result_turn is not None else self.turn
+
+    @property
+    def argument_text(self) -> str:
+        """The arguments as canonical JSON text (for finding a value among them), computed once."""
+        return self.key.partition("\x00")[2]
 
     def returned_before(self, other: CallNode) -> bool:
         """Whether this call's result was in the conversation before ``other`` was issued."""

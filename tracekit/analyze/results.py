@@ -47,7 +47,8 @@ class AnalyzeSettings:
 
 @dataclass
 class FileOutcome:
-    """One analyzed file: its entry (JSON bytes), summary digest and problems; or why it was unreadable."""
+    """One analyzed file: its entry (redacted JSON bytes), summary digest and problems; or why it was
+    unreadable."""
 
     path: Path
     entry: bytes | None = None
@@ -148,8 +149,12 @@ def analyze_file(path: Path, settings: AnalyzeSettings) -> FileOutcome:
         trace = load_trace(path)
     except (TracekitError, OSError) as exc:
         return FileOutcome(path, error=str(exc) if isinstance(exc, TracekitError) else f"{path}: {exc}")
+    from tracekit.redact import default_redactor
+
     entry = analyze_trace(trace, settings)
-    return FileOutcome(path, orjson.dumps(entry, option=_JSON_OPTIONS), digest(entry), entry["problems"])
+    # Redacted here, in the worker, so that the cost is shared out under --jobs.
+    data = default_redactor().redact_bytes(orjson.dumps(entry, option=_JSON_OPTIONS))
+    return FileOutcome(path, data, digest(entry), entry["problems"])
 
 
 def iter_outcomes(files: list[Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:
@@ -194,7 +199,7 @@ def write_results(
         summary.add(outcome.small)
         problems.extend(outcome.problems)
         if out is not None:
-            out.write(redact((b"\n" if first else b",\n") + outcome.entry))
+            out.write((b"\n" if first else b",\n") + outcome.entry)
             first = False
     summary_dict = summary.to_dict()
     if out is not None:

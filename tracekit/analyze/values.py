@@ -64,6 +64,26 @@ def values_at(value: Any, path: str) -> list[Any]:
     return found
 
 
+def scalar_texts(value: Any) -> set[str]:
+    """The text of every scalar inside ``value`` (``scalar_text`` of each leaf), as a set."""
+    found: set[str] = set()
+    _collect_texts(value, found)
+    return found
+
+
+def _collect_texts(value: Any, found: set[str]) -> None:
+    if isinstance(value, dict):
+        for inner in value.values():
+            _collect_texts(inner, found)
+    elif isinstance(value, list):
+        for inner in value:
+            _collect_texts(inner, found)
+    elif isinstance(value, str):
+        found.add(value)
+    elif value is not None and not isinstance(value, bool):
+        found.add(str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+
+
 def scalar_text(value: Any) -> str | None:
     """The text of a scalar as it would appear in a message (None for null, booleans, containers)."""
     if value is None or isinstance(value, (bool, dict, list)):
@@ -75,8 +95,8 @@ def scalar_text(value: Any) -> str | None:
 
 def occurs_in(value: Any, text: str) -> bool:
     """Whether the scalar ``value`` appears in ``text`` as a whole token (``1`` does not occur in ``110000``)."""
-    needle = scalar_text(value)
-    if not needle:
+    needle = value if isinstance(value, str) else scalar_text(value)
+    if not needle or needle not in text:
         return False
     return _token_pattern(needle).search(text) is not None
 
@@ -87,6 +107,7 @@ def same_scalar(a: Any, b: Any) -> bool:
     return text_a is not None and text_a == text_b
 
 
+@lru_cache(maxsize=8192)
 def is_identifier_name(name: str) -> bool:
     """The generic rule for identifier parameters: named ``id`` or ending in ``_id`` (a list named
     ``*_ids`` holds identifiers too). ``name`` may be a path: its last key decides."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
 from tracekit.analyze.graph import CallNode
-from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, same_scalar, scalar_text, values_at
+from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
 
 @detector("ungrounded_argument", generic_names=True)
@@ -52,7 +52,7 @@ def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tupl
             for value in values_at(arguments, param):
                 for path, leaf in leaves(value, param):
                     found.setdefault(path, leaf)
-    if context.options.get("generic_names", True):
+    if context.options.get("generic_names", True) and "id" in node.key:
         for path, leaf in leaves(arguments):
             if is_identifier_name(path):
                 found.setdefault(path, leaf)
@@ -60,18 +60,15 @@ def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tupl
 
 
 def _grounded(value: Any, node: CallNode, nodes: list[CallNode], context: DetectorContext) -> bool:
-    for earlier in nodes:
-        if earlier.index == node.index or not earlier.returned_before(node):
-            continue
-        result = earlier.result
-        if isinstance(result, (dict, list)):
-            if any(same_scalar(value, leaf) for _, leaf in leaves(result)):
-                return True
-            if isinstance(value, str) and occurs_in(value, earlier.result_text):
-                return True
-        elif occurs_in(value, earlier.result_text):
+    # Results are searched as the text the model read (JSON included): a value occurs when it appears
+    # there as a whole token, which covers 110000 in {"city_id": 110000} and "tb_001" in a list.
+    text = scalar_text(value)
+    if text is None:
+        return True
+    results = "\n".join(earlier.result_text for earlier in nodes if earlier.returned_before(node))
+    if occurs_in(text, results):
+        return True
+    for message_index, message in context.message_texts:
+        if message_index < node.turn and occurs_in(text, message):
             return True
-    for message_index, text in context.message_texts:
-        if message_index < node.turn and occurs_in(value, text):
-            return True
-    return any(occurs_in(value, text) for text in context.case_texts)
+    return any(occurs_in(text, case_text) for case_text in context.case_texts)

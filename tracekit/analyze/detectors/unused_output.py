@@ -7,7 +7,7 @@ from typing import Any
 
 from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
 from tracekit.analyze.graph import CallNode
-from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, same_scalar, scalar_text, values_at
+from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
 
 @detector("unused_output", generic_lookup_pattern="lookup")
@@ -25,7 +25,7 @@ def unused_output(context: DetectorContext) -> list[Finding]:
         if output_ids is None:
             continue
         values = _identifier_values(node.result, output_ids)
-        if not values or any(_used(value, node, nodes, context.final_answer) for value in values):
+        if not values or _any_used(values, node, nodes, context.final_answer):
             continue
         shown = ", ".join(repr(value) for value in values[:3])
         findings.append(
@@ -62,11 +62,7 @@ def _identifier_values(result: Any, output_ids: list[str]) -> list[Any]:
     return [value for value in found if scalar_text(value)]
 
 
-def _used(value: Any, lookup: CallNode, nodes: list[CallNode], answer: str) -> bool:
-    for later in nodes:
-        if not lookup.returned_before(later):
-            continue
-        for _, leaf in leaves(later.arguments):
-            if same_scalar(value, leaf) or (isinstance(leaf, str) and occurs_in(value, leaf)):
-                return True
-    return occurs_in(value, answer)
+def _any_used(values: list[Any], lookup: CallNode, nodes: list[CallNode], answer: str) -> bool:
+    """Whether any value occurs in a later call's arguments (as canonical JSON text) or in the answer."""
+    later = "\n".join(node.argument_text for node in nodes if lookup.returned_before(node))
+    return any(occurs_in(value, later) or occurs_in(value, answer) for value in values)

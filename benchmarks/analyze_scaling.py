@@ -1,0 +1,266 @@
+"""How ``tracekit analyze`` scales with the number of traces, against an orjson-only parse of the same files.
+
+Usage::
+
+    python3 benchmarks/analyze_scaling.py [--sizes 1000,4000,30000] [--workdir DIR] [--out FILE]
+
+Traces are synthetic: 40 template sessions are built with ``TraceBuilder`` (a system prompt and a user
+message, 16 assistant turns with text and one tool call each, drawn at random (seeded) from seven
+travel/shopping tools, detail calls passing on a product_id of an earlier result; their JSON results
+shaped like the catalog's mocks, every fifth one an error, about one call in ten a repeat of the previous
+one; a model_call record with usage per turn; a final answer), written round-robin with a fresh
+trace_id per file. Each size is a folder of that many files.
+
+For each size it measures, in fresh processes:
+
+- ``parse``: a Python process that reads every file and ``orjson.loads`` each line (nothing else);
+- ``analyze``: ``tracekit analyze DIR --json OUT`` (default options: all detectors, no case library);
+- ``analyze -j2``: the same with ``--jobs 2``;
+
+wall time, and peak RSS (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a wrapper process: the
+largest process of the run). Start-up is ``tracekit analyze`` on one trace (median of 5). The marginal
+cost per trace is the slope between the smallest and the largest size, which removes start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TOOLS = [
+    (
+        "search_flights",
+        lambda r, ids: {"origin": "北京", "destination": r.choice(["上海", "成都", "广州"]), "date": "2026-04-17"},
+    ),
+    ("maps_weather", lambda r, ids: {"city": r.choice(["北京", "上海", "杭州"])}),
+    (
+        "taobao_search_products",
+        lambda r, ids: {"keyword": r.choice(["机械键盘", "iPhone 16", "降噪耳机"]), "sort": "sale"},
+    ),
+    ("taobao_get_product_detail", lambda r, ids: {"product_id": r.choice(ids) if ids else "tb_unknown"}),
+    ("beike_lookup_city_id", lambda r, ids: {"city_name": "北京"}),
+    ("beike_search_resale_housing", lambda r, ids: {"city_id": 110000, "district": "朝阳区", "room_num": 3}),
+    ("weibo_get_hot_search", lambda r, ids: {}),
+]
+
+
+def tool_result(name: str, turn: int) -> dict:
+    """A result shaped like the catalog's mocks (ids that later calls can pass on)."""
+    if name == "beike_lookup_city_id":
+        return {"city_id": 110000, "city_name": "北京", "province": "北京市"}
+    return {
+        "total": 3,
+        "items": [{"product_id": f"tb_{turn:02d}{k}", "name": f"结果 {k}", "price": 100 + k} for k in range(3)],
+    }
+
+
+PARSE_SCRIPT = """
+import sys, orjson, pathlib
+count = 0
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.jsonl")):
+    with open(path, "rb") as handle:
+        for line in handle:
+            orjson.loads(line)
+            count += 1
+print(count)
+"""
+
+WRAPPER = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+elapsed = time.perf_counter() - start
+if done.returncode != 0:
+    sys.stderr.write(done.stderr.decode()); sys.exit(done.returncode)
+print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def make_templates(count: int = 40, calls: int = 16) -> list[list[bytes]]:
+    """Trace files as lists of JSON lines (header first), built with TraceBuilder."""
+    import orjson
+
+    from tracekit.trace import Header, ModelCall, TraceBuilder, Usage
+
+    templates = []
+    for number in range(count):
+        rng = random.Random(number)
+        builder = TraceBuilder(Header(trace_id=f"template-{number}", source="benchmark:synthetic"))
+        messages: list[dict] = [{"role": "user", "content": "帮我规划一下下周五去上海的行程，顺便看看天气和机票"}]
+        builder.add_conversation(messages, "你是一个旅行助手。")
+        previous = None
+        ids: list[str] = []
+        for turn in range(calls):
+            name, make = TOOLS[rng.randrange(len(TOOLS))]
+            arguments = previous if previous and rng.random() < 0.1 else (name, make(rng, ids))
+            previous = arguments
+            tool_id = f"toolu_{number:03d}_{turn:02d}"
+            reply = {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"第 {turn + 1} 步：调用 {arguments[0]}。"},
+                    {"type": "tool_use", "id": tool_id, "name": arguments[0], "input": arguments[1]},
+                ],
+            }
+            builder.add_model_call(
+                ModelCall(
+                    index=0,
+                    provider="anthropic",
+                    model="claude-sonnet-4-5",
+                    usage=Usage(input_tokens=900 + 120 * turn, output_tokens=60),
+                ),
+                reply,
+            )
+            messages.append(reply)
+            error = turn % 5 == 4
+            result = tool_result(arguments[0], turn)
+            if not error and "items" in result:
+                ids = [item["product_id"] for item in result["items"]]
+            content = "Error: upstream timeout" if error else orjson.dumps(result).decode()
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": content, "is_error": error}],
+                }
+            )
+            builder.add_conversation(messages)
+        answer = {"role": "assistant", "content": [{"type": "text", "text": "行程已规划：周五上午出发，天气晴。"}]}
+        builder.add_model_call(
+            ModelCall(index=0, provider="anthropic", usage=Usage(input_tokens=3000, output_tokens=40)), answer
+        )
+        lines = [orjson.dumps(record.model_dump(mode="json", exclude_none=True)) + b"\n" for record in builder.records]
+        templates.append(lines)
+    return templates
+
+
+def write_corpus(folder: Path, size: int, templates: list[list[bytes]]) -> int:
+    """``size`` trace files in ``folder``; returns the total bytes written."""
+    import orjson
+
+    folder.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for index in range(size):
+        lines = templates[index % len(templates)]
+        header = orjson.loads(lines[0])
+        header["trace_id"] = f"synthetic-{index:06d}"
+        data = orjson.dumps(header) + b"\n" + b"".join(lines[1:])
+        (folder / f"trace-{index:06d}.jsonl").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def measure(command: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (kB) of ``command`` run from a fresh wrapper process."""
+    done = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, check=True)
+    elapsed, maxrss = done.stdout.split()
+    return float(elapsed), int(maxrss)
+
+
+def tracekit_command() -> list[str]:
+    found = shutil.which("tracekit")
+    return [found] if found else [sys.executable, "-m", "tracekit.cli.main"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,4000,30000")
+    parser.add_argument("--workdir", type=Path, default=None, help="Where to write the corpora (default: a temp dir).")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/analyze_scaling.md"))
+    parser.add_argument("--repeats", type=int, default=1, help="Runs per measurement (the fastest is kept).")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="tracekit-bench-"))
+    tk = tracekit_command()
+
+    templates = make_templates()
+    rows = []
+    for size in sizes:
+        folder = workdir / f"traces-{size}"
+        size_bytes = write_corpus(folder, size, templates)
+        out = workdir / f"results-{size}.json"
+        runs = {
+            "parse": [sys.executable, "-c", PARSE_SCRIPT, str(folder)],
+            "analyze": [*tk, "analyze", str(folder), "--json", str(out), "--no-progress"],
+            "analyze -j2": [*tk, "analyze", str(folder), "--json", str(out), "--no-progress", "--jobs", "2"],
+        }
+        row = {"size": size, "bytes": size_bytes}
+        for name, command in runs.items():
+            best = min((measure(command) for _ in range(args.repeats)), key=lambda m: m[0])
+            row[name] = best
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    one = workdir / "one"
+    write_corpus(one, 1, templates)
+    startup = statistics.median(
+        measure([*tk, "analyze", str(one), "--json", str(workdir / "one.json")])[0] for _ in range(5)
+    )
+    report = render(rows, startup, sizes)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report, encoding="utf-8")
+    print(report)
+    if args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def render(rows: list[dict], startup: float, sizes: list[int]) -> str:
+    first, last = rows[0], rows[-1]
+    span = last["size"] - first["size"]
+
+    def slope(name: str) -> float:
+        return (last[name][0] - first[name][0]) / span if span else last[name][0] / last["size"]
+
+    parse_ms = slope("parse") * 1000
+    lines = [
+        "# `tracekit analyze` scaling",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}.",
+        "",
+        "Command: `python3 benchmarks/analyze_scaling.py --sizes " + ",".join(map(str, sizes)) + "`",
+        "",
+        "Synthetic traces, 16 tool calls each (see the script's docstring for how they are made); "
+        f"{first['bytes'] / first['size'] / 1024:.1f} kB per trace file. Default options: every detector, "
+        "no case library.",
+        "",
+        "| traces | parse s | analyze s | analyze -j2 s | analyze / parse | peak RSS parse MB | analyze MB | -j2 MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['size']:,} | {row['parse'][0]:.2f} | {row['analyze'][0]:.2f} | {row['analyze -j2'][0]:.2f} | "
+            f"{row['analyze'][0] / row['parse'][0]:.1f}x | {row['parse'][1] / 1024:.0f} | {row['analyze'][1] / 1024:.0f} | "
+            f"{row['analyze -j2'][1] / 1024:.0f} |"
+        )
+    lines += [
+        "",
+        f"Marginal cost per trace (slope {first['size']:,} → {last['size']:,}, start-up removed):",
+        "",
+        f"- orjson parse: {parse_ms:.3f} ms",
+        f"- analyze: {slope('analyze') * 1000:.3f} ms = **{slope('analyze') * 1000 / parse_ms:.1f}x** the parse (target <= 4x)",
+        f"- analyze --jobs 2: {slope('analyze -j2') * 1000:.3f} ms = **{slope('analyze -j2') * 1000 / parse_ms:.1f}x** the parse",
+        "",
+        f"Start-up (`tracekit analyze` on one trace, median of 5): **{startup:.2f} s** (target < 0.6 s).",
+        "",
+        "Linearity (seconds per 1,000 traces, serial): "
+        + ", ".join(f"{row['size']:,}: {row['analyze'][0] / row['size'] * 1000:.2f}" for row in rows)
+        + ".",
+        "",
+        "Memory: peak RSS of the analyze process "
+        + ", ".join(f"{row['size']:,}: {row['analyze'][1] / 1024:.0f} MB" for row in rows)
+        + " (the results are streamed to the JSON file, one trace at a time).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
