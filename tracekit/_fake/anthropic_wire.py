@@ -56,7 +56,7 @@ def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds, mess
         events = _message_events(message, reply, usage)
         headers = {"content-type": SSE_CONTENT_TYPE, "cache-control": "no-cache", **headers}
         response = WireResponse(200, headers, events=events)
-    response.extra["message"] = message
+    response.message = message
     error_frame = _error_frame(reply.fault.error) if reply.fault and reply.fault.error else None
     return apply_stream_fault(response, reply.fault, error_frame)
 

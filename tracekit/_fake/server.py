@@ -237,9 +237,8 @@ class FakeUpstream:
             return await self._deliver(request, self._render_error(provider, reply), reply.first_byte_delay)
         wire = self._render_message(provider, reply, fake)
         before_last_write = None
-        if provider == "anthropic" and reply.fault is None:
-            message = wire.extra["message"]
-            before_last_write = partial(self.threads.record_reply, fake.body, fake.messages, message)
+        if wire.message is not None and reply.fault is None:
+            before_last_write = partial(self.threads.record_reply, fake.body, fake.messages, wire.message)
         return await self._deliver(
             request, wire, reply.first_byte_delay, reply.event_delay, before_last_write
         )

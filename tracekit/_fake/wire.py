@@ -14,7 +14,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -47,7 +47,8 @@ class WireResponse:
     cut_body_at: int | None = None
     #: Index in ``events`` of the frame that is sent only in part before the connection closes.
     cut_event_at: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: The assistant message as its JSON response body would hold it (Anthropic), for the thread store.
+    message: dict[str, Any] | None = None
 
 
 class FakeIds:
