@@ -223,7 +223,8 @@ def render(rows: list[dict], startup: float, sizes: list[int]) -> str:
     lines = [
         "# `tracekit analyze` scaling",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, {platform.system()}.",
         "",
         "Command: `python3 benchmarks/analyze_scaling.py --sizes " + ",".join(map(str, sizes)) + "`",
         "",
@@ -237,7 +238,8 @@ def render(rows: list[dict], startup: float, sizes: list[int]) -> str:
     for row in rows:
         lines.append(
             f"| {row['size']:,} | {row['parse'][0]:.2f} | {row['analyze'][0]:.2f} | {row['analyze -j2'][0]:.2f} | "
-            f"{row['analyze'][0] / row['parse'][0]:.1f}x | {row['parse'][1] / 1024:.0f} | {row['analyze'][1] / 1024:.0f} | "
+            f"{row['analyze'][0] / row['parse'][0]:.1f}x | {row['parse'][1] / 1024:.0f} | "
+            f"{row['analyze'][1] / 1024:.0f} | "
             f"{row['analyze -j2'][1] / 1024:.0f} |"
         )
     lines += [
@@ -245,8 +247,10 @@ def render(rows: list[dict], startup: float, sizes: list[int]) -> str:
         f"Marginal cost per trace (slope {first['size']:,} → {last['size']:,}, start-up removed):",
         "",
         f"- orjson parse: {parse_ms:.3f} ms",
-        f"- analyze: {slope('analyze') * 1000:.3f} ms = **{slope('analyze') * 1000 / parse_ms:.1f}x** the parse (target <= 4x)",
-        f"- analyze --jobs 2: {slope('analyze -j2') * 1000:.3f} ms = **{slope('analyze -j2') * 1000 / parse_ms:.1f}x** the parse",
+        f"- analyze: {slope('analyze') * 1000:.3f} ms = **{slope('analyze') * 1000 / parse_ms:.1f}x** the parse "
+        "(target <= 4x)",
+        f"- analyze --jobs 2: {slope('analyze -j2') * 1000:.3f} ms = "
+        f"**{slope('analyze -j2') * 1000 / parse_ms:.1f}x** the parse",
         "",
         f"Start-up (`tracekit analyze` on one trace, median of 5): **{startup:.2f} s** (target < 0.6 s).",
         "",
