@@ -119,3 +119,17 @@ RULES = {"Q1-TF-01": rule_q1_tf_01, "Q1-TF-03": rule_q1_tf_03, "C4-AR-01": rule_
 def scripted_rule(prompt: ScriptedPrompt) -> dict[str, Any] | str:
     """Dispatch on the prompt's case id."""
     return RULES[prompt.case_id](prompt)
+
+
+def rule_b2_pc_05(prompt: ScriptedPrompt) -> dict[str, Any]:
+    """B2-PC-05: is the price range a fair reading of 「预算 600 万左右」? (500-700 fair; a sliver is not)."""
+    match = re.search(r'"price_min": (\d+), "price_max": (\d+)', prompt.steps)
+    if match is None:
+        return verdict("fail", "没有价格区间筛选", prompt.steps[:30])
+    low, high = int(match.group(1)), int(match.group(2))
+    if high - low >= 100:
+        return verdict("pass", f"{low}-{high} 万合理地表达了预算 600 万左右", match.group(0))
+    return verdict("fail", f"{low}-{high} 万的区间过窄，不合理（如 600-600）", match.group(0))
+
+
+RULES["B2-PC-05"] = rule_b2_pc_05

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from judge_support import answer, case, run_trace
 
@@ -115,3 +116,20 @@ def test_bad_labels_name_the_file_and_line(tmp_path: Path) -> None:
 
     with pytest.raises(LabelsError, match=r"labels.jsonl:2: field 'label'"):
         load_labels(path)
+
+
+def test_verdicts_are_read_from_analyze_results_too(tmp_path: Path) -> None:
+    document = {"traces": [
+        {"trace_id": "t1", "case_id": "Q1-TF-01", "verdict": {"checks": [], "judged_checks": [
+            {"check": "judge", "result": "pending", "judge": {"status": "error"}}]}},
+        {"trace_id": "t2", "case_id": "Q1-TF-01", "verdict": {"checks": [], "judged_checks": [
+            {"check": "judge", "result": "fail", "judge": {"status": "fail"}}]}},
+        {"trace_id": "t3", "case_id": None, "verdict": None},
+    ]}
+    path = tmp_path / "results.json"
+    path.write_bytes(orjson.dumps(document))
+
+    from tracekit.judge.agreement import load_verdicts
+
+    assert load_verdicts([path]) == {("t1", "Q1-TF-01"): "error", ("t1", None): "error",
+                                     ("t2", "Q1-TF-01"): "fail", ("t2", None): "fail"}  # fmt: skip

@@ -4,13 +4,15 @@
 - ``prompt``: the versioned template (``TEMPLATE_VERSION``) with the case's rubric and criteria.
 - ``verdict``: reading the judge's JSON; unparseable answers and quotes not in the evidence are errors.
 - ``transport``: judge calls through the tracekit proxy, replayed from the store or recorded into it.
-- ``judging``: ``CaseJudge`` / ``judged_checks``, the entry points for analysis.
+- ``judging``: ``CaseJudge`` / ``judged_checks``: judge one case run.
+- ``analysis``: ``judge_hook``, the judge as ``tracekit analyze``'s JudgeHook.
 - ``combine``: the stricter-of-two verdict of cases scored "auto + LLM-judge".
 - ``agreement``: judge vs human labels (agreement, Cohen's kappa, confusion table).
 - ``scripted``: a rule-based stand-in judge for tests and demos (model name ``scripted:judge``).
 """
 
 from tracekit.judge.agreement import AgreementReport, Label, LabelsError, cohens_kappa, compare, load_labels
+from tracekit.judge.analysis import JudgeCheck, judge_hook
 from tracekit.judge.combine import combine, combined_verdict, stricter
 from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.judging import (
@@ -36,6 +38,7 @@ __all__ = [
     "CaseJudge",
     "Evidence",
     "JudgeCallError",
+    "JudgeCheck",
     "JudgeConfig",
     "JudgeError",
     "JudgeRequest",
@@ -51,6 +54,7 @@ __all__ = [
     "combine",
     "combined_verdict",
     "compare",
+    "judge_hook",
     "judged_checks",
     "load_labels",
     "majority",

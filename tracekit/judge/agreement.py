@@ -177,7 +177,9 @@ def _judged_checks(document: Any) -> Iterable[tuple[str, str | None, dict[str, A
         if isinstance(check, dict) and "result" in check:
             yield str(entry.get("trace_id")), entry.get("case_id"), check
     for trace in document.get("traces") or []:  # tracekit analyze --json
-        verdict = trace.get("verdict") if isinstance(trace, dict) else None
-        for check in (verdict or {}).get("checks") or []:
+        verdict = (trace.get("verdict") if isinstance(trace, dict) else None) or {}
+        for check in [*(verdict.get("judged_checks") or []), *(verdict.get("checks") or [])]:
             if isinstance(check, dict) and check.get("check") == "judge":
-                yield str(trace.get("trace_id")), trace.get("case_id"), check
+                status = (check.get("judge") or {}).get("status")  # analysis may show an error as pending
+                yield str(trace.get("trace_id")), trace.get("case_id"), {**check, "result": status or check["result"]}
+                break

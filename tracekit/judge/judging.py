@@ -98,6 +98,8 @@ class JudgedCheck:
             "reasons": speaker.reasons if speaker is not None else [],
             "quotes": [quote.to_dict() for quote in speaker.quotes] if speaker is not None else [],
         }
+        if speaker is not None and speaker.failure_kind is not None:
+            judge["failure_kind"] = speaker.failure_kind
         if self.message:
             judge["note"] = self.message
         if self.result == "error" and speaker is not None:
@@ -153,9 +155,9 @@ class CaseJudge:
         self._done[key] = check
         return check
 
-    def close(self) -> list[Path]:
-        """Stop the proxies; new answers move into the store. Returns the files kept."""
-        return self.transport.close()
+    def close(self) -> None:
+        """Stop the replaying proxy (new verdicts are kept as soon as they arrive)."""
+        self.transport.close()
 
     def __enter__(self) -> CaseJudge:
         return self

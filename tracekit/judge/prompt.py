@@ -9,6 +9,8 @@ lines (``criteria``), what the check must decide (``judge.decide``, else the see
 evidence (``tracekit.judge.evidence``). The judge answers with one JSON object::
 
     {"verdict": "pass" | "acceptable" | "fail", "reasons": ["..."], "quotes": ["..."]}
+
+plus, with a fail verdict, an optional ``failure_kind`` (seed 004's failure types, ``FAILURE_KINDS``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ TEMPLATE_VERSION = "tracekit-judge-v1"
 #: neither the Pass line nor the Fail line.
 VERDICTS: tuple[str, ...] = ("pass", "acceptable", "fail")
 
+#: Failure kinds a judge may name with a fail verdict (seed 004's 失败归因 types; tracekit.analyze.attribution).
+FAILURE_KINDS: tuple[str, ...] = ("loop", "deadlock", "premature_abandonment", "unexplained_abandonment", "fabrication")
+
 #: The route the request goes to (Anthropic Messages API), part of the replay key.
 ROUTE = "/v1/messages"
 
@@ -44,7 +49,9 @@ SYSTEM_TEMPLATE = "\n".join(
         "判定标准给出 Acceptable 且符合时，或既不满足 Pass 也未命中 Fail 时，为 acceptable。",
         "4. quotes 是你判定所依据的证据原文片段，至少一条，逐字从 <evidence> 中复制"
         "（不改写、不翻译、不合并多处；可以只取一句中的一部分）。不要引用评分细则或判定标准。",
-        "5. 只输出一个 JSON 对象，不要输出任何其他文字：",
+        "5. verdict 为 fail 时，可以用 failure_kind 标明失败类型（种子 004 的失败归因）："
+        "loop（循环）、deadlock（死锁）、premature_abandonment（过早放弃）、unexplained_abandonment（放弃无说明）、fabrication（编造）；其他情况不填。",
+        "6. 只输出一个 JSON 对象，不要输出任何其他文字：",
         '{{"verdict": "pass" | "acceptable" | "fail", "reasons": ["判定理由，每条一句"], "quotes": ["证据原文片段"]}}',
     ]
 )

@@ -6,10 +6,11 @@ by the canonical request key, exactly as ``tracekit replay`` would find it (``tr
 recordings/judge`` serves the same answers to any client).
 
 - A request whose answers are kept goes to a proxy in replay mode over the store: no network.
-- A new request (never offline) goes to a proxy in record mode in front of the judge's API. It records
-  into a scratch folder; on ``close()`` the exchanges that produced an answer (HTTP 200) move into the
-  store, under ``<store>/<case id>/``, and failed ones are dropped, so that a transient API error is
-  retried next time instead of being replayed forever.
+- A new request (never offline) goes to a proxy in record mode in front of the judge's API, started for
+  that one request (tens of milliseconds, against seconds for the judge's answer). It records into a
+  scratch folder; once it has stopped, an exchange that produced an answer (HTTP 200) moves into the store
+  under ``<store>/<case id>/`` at once, so a verdict is kept even if the process is killed later. A failed
+  exchange is dropped, so that a transient API error is retried next time instead of replayed forever.
 
 Each request is its own session, named ``judge-<case>-<key>-s<sample>`` with the ``x-tracekit-session``
 header (never forwarded upstream), which is also the kept file's name.
@@ -77,9 +78,8 @@ class JudgeTransport:
         self._lock = threading.Lock()
         self._index: ReplayIndex | None = None
         self._replay: RunningProxy | None = None
-        self._record: RunningProxy | None = None
-        self._scratch: Path | None = None
-        self._sessions: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.kept_files: list[Path] = []
+        """Files this transport added to the store."""
 
     # -- what is kept ------------------------------------------------------------------------------------
 
@@ -110,24 +110,39 @@ class JudgeTransport:
     def send(
         self, body: dict[str, Any], *, session: str, case_id: str, kept: bool, meta: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """Send ``body`` through the replaying proxy (``kept``) or the recording one; the response JSON.
+        """Send ``body`` through the replaying proxy (``kept``) or a recording one; the response JSON.
 
         A recorded exchange is kept with ``case_id`` and ``meta`` (under ``meta.judge``) in its header.
 
         Raises ``JudgeCallError`` when no answer came (offline and not kept, API error, transport failure).
         """
-        if not kept and self.offline:
+        if kept:
+            with self._lock:
+                proxy = self._replay_proxy()
+            response = self._ask(proxy.url, body, session)
+            with self._lock:
+                self.replayed += 1
+            return response
+        if self.offline:
             raise JudgeCallError("offline: no kept answer for this request")
-        with self._lock:
-            proxy = self._replay_proxy() if kept else self._record_proxy()
-            self._sessions[session] = (case_id, meta or {})
+        from tracekit.proxy import ProxyConfig, RunningProxy
+
+        scratch = Path(tempfile.mkdtemp(prefix="tracekit-judge-"))
+        try:
+            with RunningProxy(ProxyConfig(mode="record", upstream=self.upstream, out_dir=scratch)) as proxy:
+                with self._lock:
+                    self.calls += 1
+                response = self._ask(proxy.url, body, session)
+            self._keep_recorded(scratch, case_id, meta or {})
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return response
+
+    def _ask(self, url: str, body: dict[str, Any], session: str) -> dict[str, Any]:
         import anthropic
 
         client = anthropic.Anthropic(
-            base_url=proxy.url,
-            api_key=self.api_key or "tracekit-replay",
-            max_retries=self.max_retries,
-            timeout=self.timeout,
+            base_url=url, api_key=self.api_key or "tracekit-replay", max_retries=self.max_retries, timeout=self.timeout
         )
         arguments = dict(body)
         headers = {SESSION_HEADER: session}
@@ -146,11 +161,6 @@ class JudgeTransport:
             raise JudgeCallError(f"the judge API could not be reached: {exc}") from exc
         finally:
             client.close()
-        with self._lock:
-            if kept:
-                self.replayed += 1
-            else:
-                self.calls += 1
         response: dict[str, Any] = raw.http_response.json()
         return response
 
@@ -163,38 +173,9 @@ class JudgeTransport:
             self._replay = running.start()
         return self._replay
 
-    def _record_proxy(self) -> RunningProxy:
-        if self._record is None:
-            from tracekit.proxy import ProxyConfig, RunningProxy
-
-            self._scratch = Path(tempfile.mkdtemp(prefix="tracekit-judge-"))
-            config = ProxyConfig(mode="record", upstream=self.upstream, out_dir=self._scratch)
-            self._record = RunningProxy(config).start()
-        return self._record
-
-    # -- closing ---------------------------------------------------------------------------------------------
-
-    def close(self) -> list[Path]:
-        """Stop the proxies and move the new answers into the store; returns the kept files."""
-        kept: list[Path] = []
-        if self._replay is not None:
-            self._replay.close()
-            self._replay = None
-        if self._record is not None:
-            self._record.close()
-            self._record = None
-        if self._scratch is not None:
-            try:
-                kept = self._keep_recorded(self._scratch)
-            finally:
-                shutil.rmtree(self._scratch, ignore_errors=True)
-                self._scratch = None
-        return kept
-
-    def _keep_recorded(self, scratch: Path) -> list[Path]:
+    def _keep_recorded(self, scratch: Path, case_id: str, meta: dict[str, Any]) -> None:
         from tracekit.trace import ModelCall, iter_records, trace_files
 
-        kept = []
         for path in trace_files([scratch]):
             problems: list[Any] = []
             answered = any(
@@ -204,19 +185,24 @@ class JudgeTransport:
             if not answered:
                 log.info("tracekit judge: dropped %s (no answer)", path.name)
                 continue
-            session = path.stem
-            case_id, meta = self._sessions.get(session, ("unbound", {}))
             folder = self.store / _safe(case_id)
             folder.mkdir(parents=True, exist_ok=True)
             target = folder / path.name
             number = 1
             while target.exists():
                 number += 1
-                target = folder / f"{session}-{number}.jsonl"
+                target = folder / f"{path.stem}-{number}.jsonl"
             _label_header(path, case_id, meta)
             shutil.move(str(path), target)
-            kept.append(target)
-        return kept
+            self.kept_files.append(target)
+
+    # -- closing ---------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the replaying proxy (new answers are already in the store)."""
+        if self._replay is not None:
+            self._replay.close()
+            self._replay = None
 
     def __enter__(self) -> JudgeTransport:
         return self

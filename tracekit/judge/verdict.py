@@ -15,7 +15,7 @@ from typing import Any, Literal
 import orjson
 
 from tracekit.judge.evidence import Evidence
-from tracekit.judge.prompt import VERDICTS
+from tracekit.judge.prompt import FAILURE_KINDS, VERDICTS
 
 SampleResult = Literal["pass", "acceptable", "fail", "error"]
 
@@ -45,11 +45,15 @@ class SampleVerdict:
     error: str | None = None
     text: str = ""
     """The judge's answer text as received."""
+    failure_kind: str | None = None
+    """With a fail verdict: the failure type the judge named (``FAILURE_KINDS``), if any."""
 
     def to_dict(self) -> dict[str, Any]:
         """As listed in a judged check's ``samples``."""
         value: dict[str, Any] = {"result": self.result, "reasons": self.reasons,
                                  "quotes": [quote.to_dict() for quote in self.quotes]}
+        if self.failure_kind is not None:
+            value["failure_kind"] = self.failure_kind
         if self.error is not None:
             value["error"] = self.error
             value["text"] = self.text
@@ -85,7 +89,9 @@ def parse_judge_output(text: str, evidence: Evidence) -> SampleVerdict:
     if missing:
         shown = "; ".join(repr(text[:80]) for text in missing[:3])
         return SampleVerdict("error", reasons, quotes, f"quote not found in the evidence: {shown}", text)
-    return SampleVerdict(result, reasons, quotes, None, text)
+    kind = value.get("failure_kind")
+    failure_kind = kind if result == "fail" and kind in FAILURE_KINDS else None
+    return SampleVerdict(result, reasons, quotes, None, text, failure_kind)
 
 
 def majority(samples: list[SampleVerdict]) -> tuple[SampleResult, SampleVerdict | None, str]:

@@ -1,0 +1,79 @@
+"""The judge inside analysis: the hook's checks decide verdicts with the machine checks, stricter wins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from judge_support import CASES, answer, case, run_trace, scripted_rule, tool_turn
+
+from tracekit.analyze.results import AnalyzeSettings, analyze_trace, load_library
+from tracekit.judge import SCRIPTED_MODEL, TEMPLATE_VERSION, JudgeConfig, scripted_judge
+from tracekit.judge.analysis import judge_hook
+from tracekit.testing import FakeUpstream, text_reply
+from tracekit.trace import Trace
+
+LISTINGS = '{"total": 1, "listings": [{"listing_id": "bj_ch_001", "bedrooms": 3, "total_price_wan": 680}]}'
+
+
+def analyze(trace: Trace, config: JudgeConfig) -> dict[str, Any]:
+    settings = AnalyzeSettings(cases_dir=str(CASES))
+    entry = analyze_trace(trace, settings, library=load_library(str(CASES)), judge=judge_hook(config))
+    verdict: dict[str, Any] = entry["verdict"]
+    return verdict
+
+
+def pc05_trace(tmp_path: Path, low: int, high: int) -> Trace:
+    arguments = {"city_id": 110000, "district": "朝阳区", "room_num": 3, "price_min": low, "price_max": high}
+    search = tool_turn("toolu_1", "beike_search_resale_housing", arguments, LISTINGS)
+    agent = [*search, answer("找到 1 套：望京花园小区。")]
+    return run_trace(tmp_path, case("B2-PC-05"), agent, f"pc05-{low}-{high}")
+
+
+@pytest.fixture
+def upstream() -> Any:
+    with FakeUpstream(scripted_judge(scripted_rule)) as fake:
+        yield fake
+
+
+def test_auto_plus_judge_shows_both_parts_and_the_stricter_decides(tmp_path: Path, upstream: FakeUpstream) -> None:
+    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=upstream.url)
+
+    fair = analyze(pc05_trace(tmp_path, 500, 700), config)
+    narrow = analyze(pc05_trace(tmp_path, 590, 610), config)
+
+    machine = [check for check in narrow["checks"] if check["check"].startswith("calls[0]")]
+    assert [check["result"] for check in machine] == ["pass"]  # 590-610 is within the machine check's ranges
+    assert [check["result"] for check in narrow["judged_checks"]] == ["fail"]
+    assert narrow["result"] == "fail"
+    assert fair["result"] == "pass"
+    judge = fair["judged_checks"][0]["judge"]
+    assert (judge["model"], judge["template"], judge["status"]) == (SCRIPTED_MODEL, TEMPLATE_VERSION, "pass")
+
+
+def test_analysis_offline_reuses_kept_verdicts_and_leaves_the_rest_pending(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    store = tmp_path / "store"
+    judged = run_trace(tmp_path, case("Q1-TF-01"), [answer("大约 8999 元。")], "judged")
+    unjudged = run_trace(tmp_path, case("Q1-TF-01"), [answer("搜索不到。")], "unjudged")
+    analyze(judged, JudgeConfig(model=SCRIPTED_MODEL, store=store, base_url=upstream.url))
+    calls = len(upstream.requests)
+
+    offline = JudgeConfig(model=None, store=store, offline=True)
+    kept = analyze(judged, offline)
+    missing = analyze(unjudged, offline)
+
+    assert len(upstream.requests) == calls == 1
+    assert kept["result"] == "fail" and kept["judged_checks"][0]["judge"]["source"] == "kept"
+    assert missing["result"] == "pending"
+
+
+def test_a_judge_error_never_passes_the_case(tmp_path: Path) -> None:
+    trace = run_trace(tmp_path, case("Q1-TF-01"), [answer("搜索不到。")], "garbled")
+    with FakeUpstream([text_reply("通过")]) as fake:
+        verdict = analyze(trace, JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=fake.url))
+
+    assert verdict["result"] != "pass"
+    assert verdict["judged_checks"][0]["judge"]["status"] == "error"

@@ -1,0 +1,97 @@
+"""The judge inside ``tracekit analyze``: a ``JudgeHook`` (tracekit.analyze.verdict) made from a JudgeConfig.
+
+Analysis may run in worker processes, so what travels is the (picklable) ``JudgeConfig``; each process
+makes its own ``CaseJudge`` on first use and keeps it for the rest of the run. Example::
+
+    hook = judge_hook(JudgeConfig(model=None, offline=True))         # kept verdicts only, any model
+    entry = analyze_trace(trace, settings, library=library, judge=hook)
+
+The hook returns one check named ``judge`` whose dict carries a ``judge`` object (model, template version,
+reasons, quotes, where the answer came from). A judge ``error`` is never a pass: it is reported as
+``error`` when analysis treats that result as undecided, else as ``pending``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from tracekit.analyze.checks import Check
+from tracekit.judge.judging import CHECK_NAME, CaseJudge, JudgeConfig, JudgedCheck
+
+if TYPE_CHECKING:
+    from tracekit.analyze.binding import CaseRun
+
+AnalysisHook = Callable[["CaseRun", list[Check]], "list[Check] | None"]
+
+_JUDGES: dict[tuple[Any, ...], CaseJudge] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass
+class JudgeCheck(Check):
+    """An analysis check made by the judge: a ``Check`` whose dict also carries the ``judge`` details."""
+
+    judge: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check as listed in the verdict, with ``judge``: model, template, reasons, quotes, source."""
+        value = super().to_dict()
+        value["judge"] = self.judge
+        return value
+
+
+def judge_hook(config: JudgeConfig) -> AnalysisHook:
+    """The analysis hook for ``config``: judges each case run that uses the judge (one CaseJudge per process)."""
+
+    def hook(run: CaseRun, checks: list[Check]) -> list[Check] | None:
+        judged = _judge_for(config).judge(run.case, run.trace)
+        return [as_analysis_check(judged)]
+
+    return hook
+
+
+def as_analysis_check(judged: JudgedCheck) -> JudgeCheck:
+    """A judged check as an analysis ``Check`` (an ``error`` becomes ``pending`` where analysis would pass it)."""
+    data = judged.to_dict()
+    result = judged.result if judged.result != "error" else _error_result()
+    speaker = judged.speaker
+    return JudgeCheck(
+        CHECK_NAME,
+        result,  # type: ignore[arg-type]
+        data["evidence"],
+        failure_kind=speaker.failure_kind if speaker is not None and judged.result == "fail" else None,
+        judge={**data["judge"], "status": judged.result},
+    )
+
+
+@lru_cache(maxsize=1)
+def _error_result() -> str:
+    """``error`` if analysis's ``decide`` keeps a case with an erroring check undecided, else ``pending``."""
+    from tracekit.analyze.verdict import decide
+
+    probe = decide([Check(CHECK_NAME, "error", "probe")], True, [])  # type: ignore[arg-type]
+    return "error" if probe != "pass" else "pending"
+
+
+def _judge_for(config: JudgeConfig) -> CaseJudge:
+    key = astuple(config)
+    with _LOCK:
+        judge = _JUDGES.get(key)
+        if judge is None:
+            judge = _JUDGES[key] = CaseJudge(config)
+        return judge
+
+
+@atexit.register
+def close_judges() -> None:
+    """Stop the judges this process made (their replaying proxies)."""
+    with _LOCK:
+        judges = list(_JUDGES.values())
+        _JUDGES.clear()
+    for judge in judges:
+        judge.close()
