@@ -7,6 +7,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── TraceFormatError      a trace file that cannot be read as a whole (no header, newer format)
      ├── CaseError             a case file that breaks the schema (file, line, field)
      ├── ImportFormatError     a transcript an importer cannot read
+     ├── ScriptError           a fake-upstream script that cannot be used
      └── ReplayMiss            a request with no matching recording
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
@@ -34,3 +35,7 @@ class ImportFormatError(TracekitError):
 
 class ReplayMiss(TracekitError):
     """A request that matches no recording; the message names the nearest one and the difference."""
+
+
+class ScriptError(TracekitError):
+    """A fake-upstream script that cannot be used; the message names the file, the entry (and line) and the field."""

@@ -40,11 +40,7 @@ from tracekit._fake.replies import (
     text_reply,
 )
 from tracekit._fake.script import Script
-from tracekit.errors import TracekitError
-
-
-class ScriptError(TracekitError):
-    """A script file that cannot be used; the message names the file, the entry (and line) and the field."""
+from tracekit.errors import ScriptError
 
 
 class _Spec(BaseModel):
