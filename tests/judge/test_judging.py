@@ -234,7 +234,8 @@ def test_kept_exchanges_are_trace_files_named_by_case_with_the_key_and_no_api_ke
     files = list((store / "Q1-TF-01").glob("*.jsonl"))
     assert len(files) == 1
     kept = load_trace(files[0])
-    assert kept.header.case_id == "Q1-TF-01"
+    assert (kept.header.source, kept.header.case_id) == ("judge", None)  # the judge's trace, not a case run
+    assert kept.header.meta["judge"]["case_id"] == "Q1-TF-01"
     assert kept.header.meta["judge"]["template"] == TEMPLATE_VERSION
     assert [call.request_key for call in kept.of_kind(ModelCall)] == [check["judge"]["request_key"]]
     assert secret.encode() not in files[0].read_bytes()

@@ -39,6 +39,8 @@ DEFAULT_UPSTREAM = "https://api.anthropic.com"
 #: ``temperature`` (Anthropic SDK 2.x migration notes); 2023-06-01 still does, for models that support it.
 SAMPLING_API_VERSION = "2023-06-01"
 SESSION_HEADER = "x-tracekit-session"
+#: ``Header.source`` of a kept judge exchange: a trace of the judge, not of an agent.
+JUDGE_SOURCE = "judge"
 
 
 class JudgeCallError(TracekitError):
@@ -112,7 +114,7 @@ class JudgeTransport:
     ) -> dict[str, Any]:
         """Send ``body`` through the replaying proxy (``kept``) or a recording one; the response JSON.
 
-        A recorded exchange is kept with ``case_id`` and ``meta`` (under ``meta.judge``) in its header.
+        A recorded exchange is kept with ``case_id`` and ``meta`` in its header's ``meta.judge``.
 
         Raises ``JudgeCallError`` when no answer came (offline and not kept, API error, transport failure).
         """
@@ -212,15 +214,16 @@ class JudgeTransport:
 
 
 def _label_header(path: Path, case_id: str, meta: dict[str, Any]) -> None:
-    """Name the case and the judge identity in a recorded exchange's header line (the rest is untouched)."""
+    """Mark a recorded exchange as the judge's (header ``source: judge``, ``meta.judge``: case, template,
+    evidence hash, sample). The header's ``case_id`` stays empty: this is not a run of the case."""
     import orjson
 
     from tracekit.redact import default_redactor
 
     lines = path.read_bytes().split(b"\n", 1)
     header = orjson.loads(lines[0])
-    header["case_id"] = case_id
-    header.setdefault("meta", {})["judge"] = meta
+    header["source"] = JUDGE_SOURCE
+    header.setdefault("meta", {})["judge"] = {"case_id": case_id, **meta}
     first = default_redactor().redact_bytes(orjson.dumps(header))
     path.write_bytes(first + b"\n" + (lines[1] if len(lines) > 1 else b""))
 
