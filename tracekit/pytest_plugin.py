@@ -1,0 +1,170 @@
+"""A pytest plugin: every case of a case library is a test item, judged offline from the recordings
+bound to it, with the verdict as the outcome::
+
+    pytest --tracekit-cases cases --tracekit-recordings recordings [--tracekit-fail-on acceptable]
+
+- pass (and acceptable, unless ``--tracekit-fail-on acceptable``) -> passed;
+- fail -> failed, with the failed checks, their evidence and the trace file in the report;
+- pending (the case needs the judge and no verdict is cached) -> skipped, saying so;
+- no recording bound to the case -> skipped, saying so.
+
+A case with several recordings (groups × repeats) fails when any of them fails. The recordings are
+analyzed once per session, the same way ``tracekit analyze --cases`` does; nothing calls a model.
+Items are named ``<case file>::<case id>``, so ``-k B2-PC`` selects cases as usual.
+
+Registered through the ``pytest11`` entry point ``tracekit``; without ``--tracekit-cases`` it adds
+nothing, so it costs nothing to other test runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from tracekit.cases.model import Case
+    from tracekit.report.runs import Run
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tracekit", "tracekit: cases as tests, judged offline from recordings")
+    group.addoption("--tracekit-cases", metavar="DIR", help="Case library: each case becomes a test item.")
+    group.addoption("--tracekit-recordings", metavar="DIR", help="Trace files to judge the cases by (recursive).")
+    group.addoption(
+        "--tracekit-fail-on",
+        choices=("fail", "acceptable"),
+        default="fail",
+        help="Verdict that fails a test: fail (default) or acceptable (acceptable and fail).",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection, so case items can be selected too
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    cases_dir = config.getoption("tracekit_cases")
+    if not cases_dir:
+        return
+    recordings = config.getoption("tracekit_recordings")
+    if not recordings:
+        raise pytest.UsageError("--tracekit-cases needs --tracekit-recordings DIR (the traces to judge the cases by)")
+    from tracekit.cases.loader import load_cases
+    from tracekit.errors import TracekitError
+
+    try:
+        library = load_cases(cases_dir)
+    except TracekitError as exc:
+        raise pytest.UsageError(f"--tracekit-cases {cases_dir}: {exc}") from exc
+    if not Path(recordings).is_dir():
+        raise pytest.UsageError(f"--tracekit-recordings {recordings}: no such folder")
+    recorded = RecordedVerdicts(Path(cases_dir), Path(recordings))
+    fail_on = config.getoption("tracekit_fail_on")
+    files: dict[Path, CaseFile] = {}
+    for entry in sorted(library.entries, key=lambda e: e.case.id):
+        parent = files.get(entry.path)
+        if parent is None:
+            nodeid = os.path.relpath(entry.path.resolve(), config.rootpath).replace(os.sep, "/")
+            parent = files[entry.path] = CaseFile.from_parent(session, path=entry.path, nodeid=nodeid)
+        line = entry.document.line_of(("id",))[0]
+        items.append(CaseItem.from_parent(parent, name=entry.case.id, case=entry.case, recorded=recorded,
+                                          fail_on=fail_on, line=(line or 1) - 1))
+
+
+class RecordedVerdicts:
+    """The analysis of every recording against the case library, done once, on first use."""
+
+    def __init__(self, cases_dir: Path, recordings: Path) -> None:
+        self.cases_dir = cases_dir
+        self.recordings = recordings
+        self._runs: dict[str, list[Run]] | None = None
+
+    def runs_of(self, case_id: str) -> list[Run]:
+        """The analyzed recordings bound to a case (empty when none)."""
+        if self._runs is None:
+            self._runs = self._analyze()
+        return self._runs.get(case_id, [])
+
+    def _analyze(self) -> dict[str, list[Run]]:
+        from tracekit.analyze.results import AnalyzeSettings, build_results
+        from tracekit.report.runs import runs_from_results, sort_runs
+        from tracekit.trace import trace_files
+
+        # An absolute path: the analysis caches libraries by this string for the whole process.
+        settings = AnalyzeSettings(cases_dir=str(self.cases_dir.resolve()))
+        results = build_results(trace_files([self.recordings]), settings)
+        by_case: dict[str, list[Run]] = {}
+        for run in sort_runs(runs_from_results(results)):
+            if run.case_id is not None:
+                by_case.setdefault(run.case_id, []).append(run)
+        return by_case
+
+
+class CaseFile(pytest.File):
+    """A case file; its items are added by the plugin (one per case), not collected from it."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return iter(())
+
+
+class CaseVerdictFailed(Exception):
+    """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
+
+
+class CaseItem(pytest.Item):
+    """One case, judged by the verdicts of the recordings bound to it."""
+
+    def __init__(self, *, case: Case, recorded: RecordedVerdicts, fail_on: str, line: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.line = line
+        """0-based line of the case's ``id`` in its file (where failures and skips are reported)."""
+        self.recorded = recorded
+        self.failing = ("fail", "acceptable") if fail_on == "acceptable" else ("fail",)
+        self.add_marker(pytest.mark.tracekit_case)
+
+    def runtest(self) -> None:
+        runs = self.recorded.runs_of(self.case.id)
+        if not runs:
+            _skip(f"no recording bound to {self.case.id} in {self.recorded.recordings}")
+        verdicts = ", ".join(f"{run.variant.strip() or run.trace_id}: {run.result}" for run in runs)
+        self.user_properties.append(("tracekit_verdicts", verdicts))
+        self.add_report_section("call", "tracekit", "\n".join(_describe(run) for run in runs))
+        failing = [run for run in runs if run.result in self.failing]
+        if failing:
+            raise CaseVerdictFailed("\n".join(_describe(run, details=True) for run in failing))
+        if all(run.result in (None, "pending") for run in runs):
+            _skip(f"{self.case.id}: verdict pending (the case needs the judge and no verdict is cached)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseVerdictFailed):
+            return f"{self.case.id} {self.case.title}\n{excinfo.value}"
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, self.line, f"tracekit case {self.case.id}"
+
+
+def _skip(reason: str) -> None:
+    """Skip, reported at the case file rather than at this module."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
+
+
+def _describe(run: Run, details: bool = False) -> str:
+    line = f"{run.label}: {run.result or 'no verdict'}"
+    if not details:
+        return line
+    lines = [line]
+    for check in run.checks:
+        if check.result in ("fail", "acceptable"):
+            lines.append(f"  [{check.result}] {check.name}: {check.evidence}".rstrip(": "))
+    if run.attribution and run.attribution.get("text"):
+        lines.extend("  " + text for text in str(run.attribution["text"]).splitlines())
+    if run.source:
+        lines.append(f"  trace: {run.source}")
+    return "\n".join(lines)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "tracekit_case: a case of the tracekit case library, judged from recordings")
