@@ -125,13 +125,21 @@ def recovery_episodes(run: CaseRun, tool: str | None = None) -> list[Episode]:
                 episode.actions.setdefault("fallback", []).append(node.index)
             elif node.key != last.key or node.succeeded:
                 episode.actions.setdefault("retry", []).append(node.index)
-            if node.succeeded and episode.succeeded_by is None:
+            if node.succeeded and episode.succeeded_by is None and _can_stand_in(run, episode.tool, node.tool):
                 episode.succeeded_by = node.index
         asked = [message.message_index for message in questions if message.message_index > last.result_turn_or_turn]
         if asked:
             episode.actions["ask_user"] = asked
         episode.reported = reported
     return episodes
+
+
+def _can_stand_in(run: CaseRun, failed: str, tool: str) -> bool:
+    """A success of ``tool`` recovers from a failure of ``failed``: the same tool, or a fallback the case
+    rates best or acceptable (cases/traps/SCORING.md)."""
+    from tracekit.analyze.selection import tool_tier
+
+    return tool == failed or tool_tier(run, tool)[0] != "wrong"
 
 
 def has_recovery_mechanism(episodes: list[Episode]) -> bool:

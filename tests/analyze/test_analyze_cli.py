@@ -1,0 +1,170 @@
+"""``tracekit analyze`` end to end: the contract's JSON, exit statuses, problems, options, --jobs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tracekit.cli.main import cli
+
+from .factories import build_trace, call, messages_of, say, user, write
+
+CASES = Path(__file__).resolve().parents[2] / "cases"
+WEATHER = {"city": "北京", "weather": "晴"}
+
+
+def _write(folder: Path, name: str, steps: list[Any], **header: Any) -> Path:
+    prompt = {"B2-TS-02": "北京明天天气怎么样"}.get(header.get("case_id") or "", "帮我查一下")
+    return write(build_trace(messages_of([user(prompt), *steps]), trace_id=name, **header), folder / f"{name}.jsonl")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    traces = tmp_path / "traces"
+    _write(
+        traces, "a-pass", [call("maps_weather", {"city": "北京"}, WEATHER), say("晴")], case_id="B2-TS-02", group="A"
+    )
+    _write(
+        traces, "b-fail", [call("web_search", {"query": "北京天气"}, "{}"), say("晴")], case_id="B2-TS-02", group="B"
+    )
+    _write(traces, "loop", [call("get_user", {"name": "u1"}, "Error: timeout", error=True) for _ in range(3)])
+    return traces
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["analyze", *args], catch_exceptions=False)
+
+
+def test_results_json_follows_the_contract(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    result = run(str(folder), "--cases", str(CASES), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert set(document) >= {"tracekit", "traces", "summary"}
+    by_id = {trace["trace_id"]: trace for trace in document["traces"]}
+    assert list(by_id) == ["a-pass", "b-fail", "loop"]
+    for trace in document["traces"]:
+        assert set(trace) >= {
+            "trace_id",
+            "session",
+            "source",
+            "meta",
+            "case_id",
+            "stats",
+            "tool_calls",
+            "findings",
+            "verdict",
+        }
+        assert set(trace["stats"]) == {"llm_calls", "tool_calls", "tool_errors", "input_tokens", "output_tokens"}
+        for tool_call in trace["tool_calls"]:
+            assert set(tool_call) == {"index", "name", "input", "is_error", "history"}
+    assert by_id["a-pass"]["verdict"]["result"] == "pass" and by_id["b-fail"]["verdict"]["result"] == "fail"
+    assert by_id["loop"]["verdict"] is None and by_id["loop"]["case_id"] is None
+    [storm] = by_id["loop"]["findings"]
+    assert set(storm) >= {"kind", "severity", "calls", "message"} and storm["kind"] == "retry_storm"
+    summary = document["summary"]
+    assert summary["verdicts"] == {"pass": 1, "acceptable": 0, "fail": 1, "pending": 0}
+    assert summary["by_category"]["B2-TS"]["fail"] == 1 and summary["findings"] == {"retry_storm": 1}
+    ab = summary["ab"]
+    assert (ab["cases"], ab["A"]["pass_rate"], ab["B"]["pass_rate"], ab["pass_rate_delta"]) == (1, 1.0, 0.0, -1.0)
+    assert "verdicts: 1 pass, 1 fail" in result.output
+
+
+def test_fail_on(folder: Path) -> None:
+    assert run(str(folder), "--cases", str(CASES), "--fail-on", "fail").exit_code == 1
+    passing = folder / "a-pass.jsonl"
+    assert run(str(passing), "--cases", str(CASES), "--fail-on", "fail").exit_code == 0
+    assert run(str(passing), "--cases", str(CASES), "--fail-on", "acceptable").exit_code == 0
+    assert run(str(folder), "--fail-on", "fail").exit_code == 0  # no case library: no verdicts
+
+
+def test_case_option_binds_every_trace(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    assert (
+        run(str(folder / "loop.jsonl"), "--cases", str(CASES), "--case", "B2-TS-02", "--json", str(out)).exit_code == 0
+    )
+    [trace] = json.loads(out.read_text(encoding="utf-8"))["traces"]
+    assert trace["case_id"] == "B2-TS-02" and trace["verdict"]["result"] == "fail"
+
+
+def test_unreadable_lines_are_reported_and_never_fatal(folder: Path, tmp_path: Path) -> None:
+    damaged = folder / "a-pass.jsonl"
+    damaged.write_bytes(damaged.read_bytes() + b'{"kind": "tool_call", "index": 9')  # torn last line
+    out = tmp_path / "r.json"
+    result = run(str(folder), "--json", str(out))
+    assert result.exit_code == 0
+    line = len(damaged.read_bytes().splitlines())
+    assert f"{damaged}:{line}: torn last line" in result.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert any(f"{damaged}:{line}" in problem for problem in document["problems"])
+    assert document["summary"]["unreadable_lines"] == 1
+
+
+def test_unreadable_file_exits_2_after_analyzing_the_rest(folder: Path, tmp_path: Path) -> None:
+    (folder / "empty.jsonl").write_bytes(b"")
+    out = tmp_path / "r.json"
+    result = run(str(folder), "--json", str(out))
+    assert result.exit_code == 2
+    assert "empty.jsonl" in result.output
+    assert json.loads(out.read_text(encoding="utf-8"))["summary"]["traces"] == 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--detector-option", "retry_storm=3"],
+        ["--detector-option", "no_such.x=1"],
+        ["--detector-option", "retry_storm.failures=many"],
+        ["--case", "B2-TS-02"],
+        ["--cases", str(CASES), "--case", "B2-XX-99"],
+    ],
+)
+def test_bad_usage_exits_2(folder: Path, args: list[str]) -> None:
+    result = run(str(folder), *args)
+    assert result.exit_code == 2, result.output
+
+
+def test_missing_path_exits_2(tmp_path: Path) -> None:
+    assert run(str(tmp_path / "nope")).exit_code == 2
+
+
+def test_detector_options_from_the_command_line_and_a_config_file(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+
+    def kinds() -> list[str]:
+        document = json.loads(out.read_text(encoding="utf-8"))
+        return [f["kind"] for t in document["traces"] for f in t["findings"]]
+
+    assert run(str(folder), "--json", str(out), "--detector-option", "retry_storm.failures=4").exit_code == 0
+    assert kinds() == []
+    config = tmp_path / "analyze.yaml"
+    config.write_text("detectors:\n  retry_storm: {enabled: false}\n", encoding="utf-8")
+    assert run(str(folder), "--json", str(out), "--config", str(config)).exit_code == 0
+    assert kinds() == []
+    config.write_text("detectors:\n  retry_storm: {failurs: 2}\n", encoding="utf-8")
+    result = run(str(folder), "--config", str(config))
+    assert result.exit_code == 2 and "failurs" in result.output
+
+
+def test_jobs_give_the_same_document_in_the_same_order(tmp_path: Path) -> None:
+    traces = tmp_path / "many"
+    for number in range(12):
+        steps = [call("get", {"id": f"u{number}"}, "{}") for _ in range(number % 3 + 1)]
+        _write(traces, f"t{number:02d}", steps)
+    serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
+    assert run(str(traces), "--json", str(serial)).exit_code == 0
+    assert run(str(traces), "--json", str(parallel), "--jobs", "2").exit_code == 0
+    assert serial.read_bytes() == parallel.read_bytes()
+    assert [t["trace_id"] for t in json.loads(serial.read_text())["traces"]] == [f"t{n:02d}" for n in range(12)]
+
+
+def test_json_to_stdout(folder: Path) -> None:
+    result = CliRunner().invoke(cli, ["analyze", str(folder / "loop.jsonl"), "--json", "-"])
+    assert result.exit_code == 0
+    start = result.stdout.index("{")
+    document = json.loads(result.stdout[start : result.stdout.rindex("}") + 1])
+    assert document["traces"][0]["trace_id"] == "loop"
