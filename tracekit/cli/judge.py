@@ -47,7 +47,8 @@ def _temperature(value: str) -> float | None:
 @click.option("--cases", "cases_dir", default="cases", show_default=True, type=click.Path(path_type=Path),
               help="The case library (rubrics and criteria).")
 @click.option("--case", "case_id", help="Bind every trace to this case (default: each trace's header).")
-@click.option("--model", help="Judge model. Offline without it: whichever model's kept verdicts.")
+@click.option("--model", help="Judge model ('scripted:judge': keyword rules in-process, no model). "
+              "Offline without it: whichever model's kept verdicts.")
 @click.option("--offline", is_flag=True, help="Never call the judge; verdicts not kept stay pending.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(min=1),
               help="Answers per request; the majority decides.")

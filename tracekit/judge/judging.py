@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tracekit.errors import TracekitError
 from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.prompt import ROUTE, TEMPLATE_VERSION, JudgeRequest, build_request
+from tracekit.judge.scripted import SCRIPTED_MODEL
 from tracekit.judge.transport import JudgeCallError, JudgeTransport
 from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output, response_text
 
@@ -51,7 +52,8 @@ class JudgeConfig:
     samples: int = 1
     """Answers per request; the majority decides (ties go to the stricter verdict)."""
     base_url: str | None = None
-    """The judge API (default ``ANTHROPIC_BASE_URL`` or the Anthropic API); a fake upstream in tests."""
+    """The judge API (default ``ANTHROPIC_BASE_URL`` or the Anthropic API); a fake upstream in tests. With
+    ``model="scripted:judge"`` and no base URL, the scripted judge (tracekit.judge.heuristic) answers."""
     api_key: str | None = None
     temperature: float | None = 0.0
     """Sent with each request; None leaves it out (models that reject sampling parameters)."""
@@ -125,9 +127,15 @@ class CaseJudge:
 
     def __init__(self, config: JudgeConfig, transport: JudgeTransport | None = None) -> None:
         self.config = config
-        self.transport = transport or JudgeTransport(
-            config.store, upstream=config.base_url, offline=config.offline, api_key=config.api_key
-        )
+        self.scripted = config.model == SCRIPTED_MODEL and config.base_url is None
+        """True when ``scripted:judge`` answers in-process (tracekit.judge.heuristic): no model, no network."""
+        if transport is None:
+            from tracekit.judge.heuristic import heuristic_rule
+
+            rule = heuristic_rule if self.scripted else None
+            transport = JudgeTransport(config.store, upstream=config.base_url, offline=config.offline,
+                                       api_key=config.api_key, scripted=rule)  # fmt: skip
+        self.transport = transport
         self._done: dict[str, JudgedCheck] = {}
 
     @property
@@ -146,6 +154,12 @@ class CaseJudge:
             if model is None:
                 return JudgedCheck("pending", case.id, None, evidence_hash=evidence.hash, message=problem)
         request = self._request(case, evidence, model)
+        if self.scripted and not self.config.offline:
+            from tracekit.judge.heuristic import family_of
+
+            if family_of(case.id) is None:
+                return JudgedCheck("pending", case.id, model, evidence_hash=evidence.hash,
+                                   message=f"the scripted judge has no rule for {case.id}")  # fmt: skip
         from tracekit.proxy import request_key
 
         key = request_key(ROUTE, request.body)

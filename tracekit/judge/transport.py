@@ -23,13 +23,16 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.errors import TracekitError
 
 if TYPE_CHECKING:
+    from tracekit.judge.scripted import ScriptedPrompt
     from tracekit.proxy import ReplayIndex, RunningProxy
+    from tracekit.testing import FakeUpstream
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +69,7 @@ class JudgeTransport:
         api_key: str | None = None,
         timeout: float = 120.0,
         max_retries: int = 2,
+        scripted: Callable[[ScriptedPrompt], dict[str, Any] | str] | None = None,
     ) -> None:
         self.store = Path(store)
         self.offline = offline
@@ -73,6 +77,9 @@ class JudgeTransport:
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         self.timeout = timeout
         self.max_retries = max_retries
+        self.scripted = scripted
+        """A scripted judge's rule: new requests go to an in-process fake upstream that applies it."""
+        self._fake: FakeUpstream | None = None
         self.calls = 0
         """Requests sent upstream (recorded) in this run."""
         self.replayed = 0
@@ -129,9 +136,10 @@ class JudgeTransport:
             raise JudgeCallError("offline: no kept answer for this request")
         from tracekit.proxy import ProxyConfig, RunningProxy
 
+        upstream = self._scripted_upstream() if self.scripted is not None else self.upstream
         scratch = Path(tempfile.mkdtemp(prefix="tracekit-judge-"))
         try:
-            with RunningProxy(ProxyConfig(mode="record", upstream=self.upstream, out_dir=scratch)) as proxy:
+            with RunningProxy(ProxyConfig(mode="record", upstream=upstream, out_dir=scratch)) as proxy:
                 with self._lock:
                     self.calls += 1
                 response = self._ask(proxy.url, body, session)
@@ -165,6 +173,16 @@ class JudgeTransport:
             client.close()
         response: dict[str, Any] = raw.http_response.json()
         return response
+
+    def _scripted_upstream(self) -> str:
+        with self._lock:
+            if self._fake is None:
+                from tracekit.judge.scripted import scripted_judge
+                from tracekit.testing import FakeUpstream
+
+                assert self.scripted is not None
+                self._fake = FakeUpstream(scripted_judge(self.scripted)).start()
+            return self._fake.url
 
     def _replay_proxy(self) -> RunningProxy:
         if self._replay is None:
@@ -201,10 +219,13 @@ class JudgeTransport:
     # -- closing ---------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the replaying proxy (new answers are already in the store)."""
+        """Stop the replaying proxy and any scripted judge (new answers are already in the store)."""
         if self._replay is not None:
             self._replay.close()
             self._replay = None
+        if self._fake is not None:
+            self._fake.close()
+            self._fake = None
 
     def __enter__(self) -> JudgeTransport:
         return self
