@@ -76,28 +76,12 @@ class Dialogue:
     @cached_property
     def results(self) -> list[SeenResult]:
         """Tool calls after the history with their results, in order."""
-        calls: dict[str, tuple[str, Any, int]] = {}
-        seen: list[SeenResult] = []
-        turn = -1
-        for message in self.after:
-            content = message.get("content")
-            if not isinstance(content, list):
-                if message.get("role") == "assistant":
-                    turn += 1
-                continue
-            if message.get("role") == "assistant":
-                turn += 1
-                for block in content:
-                    if block.get("type") == "tool_use":
-                        calls[str(block.get("id"))] = (str(block.get("name")), block.get("input"), turn)
-                continue
-            for block in content:
-                if block.get("type") != "tool_result":
-                    continue
-                name, arguments, issued = calls.get(str(block.get("tool_use_id")), ("?", {}, turn))
-                seen.append(SeenResult(name, arguments, content_text(block.get("content")),
-                                       bool(block.get("is_error")), issued))
-        return seen
+        return paired_results(self.after)
+
+    @cached_property
+    def history_results(self) -> list[SeenResult]:
+        """Tool calls of the case's history with their results (context, like a model reading it)."""
+        return paired_results(self.messages[: self.history])
 
     def results_of(self, tool: str) -> list[SeenResult]:
         """The results of one tool, in order."""
@@ -110,8 +94,9 @@ class Dialogue:
 
     def value(self, tool: str, path: str, default: Any = _MISSING) -> Any:
         """A value from the latest successful result of ``tool`` at ``path`` (``items[1].product_id``,
-        ``items[].product_id`` = the first element that has it)."""
-        for result in reversed(self.results_of(tool)):
+        ``items[].product_id`` = the first element that has it), the history's results included."""
+        found_in = [*self.history_results, *self.results]
+        for result in reversed([result for result in found_in if result.name == tool]):
             if result.failed or result.data is None:
                 continue
             found = value_at(result.data, path)
@@ -134,6 +119,27 @@ class Dialogue:
             ):
                 texts.append(content_text(content))
         return texts
+
+
+def paired_results(messages: list[dict[str, Any]]) -> list[SeenResult]:
+    """The tool calls of ``messages`` paired with their results, in order."""
+    calls: dict[str, tuple[str, Any, int]] = {}
+    seen: list[SeenResult] = []
+    turn = -1
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            turn += 1
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_use":
+                    calls[str(block.get("id"))] = (str(block.get("name")), block.get("input"), turn)
+            continue
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                name, arguments, issued = calls.get(str(block.get("tool_use_id")), ("?", {}, turn))
+                seen.append(SeenResult(name, arguments, content_text(block.get("content")),
+                                       bool(block.get("is_error")), issued))
+    return seen
 
 
 def value_at(data: Any, path: str) -> Any:

