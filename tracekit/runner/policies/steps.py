@@ -101,13 +101,13 @@ def render(step: StepValue, dialogue: Dialogue) -> Reply:
     """A step as the fake upstream's reply. Its output tokens are counted with tiktoken (cl100k_base, offline)
     rather than the fake upstream's rough four-characters-per-token, so token tiers see realistic numbers."""
     if isinstance(step, Say):
-        text = fill(step.text, dialogue)
-        return text_reply(text, usage=Usage(output_tokens=count_tokens(text)))
+        answer = fill(step.text, dialogue)
+        return text_reply(answer, usage=Usage(output_tokens=count_tokens(answer)))
     calls = step.calls if isinstance(step, Calls) else (step,)
     uses = [ToolUse(call.tool, resolve(dict(call.args), dialogue)) for call in calls]
-    text = fill(step.text, dialogue) if step.text else None
-    counted = (text or "") + "".join(json.dumps(use.input, ensure_ascii=False) + use.name for use in uses)
-    return tool_use_reply(uses, text=text, usage=Usage(output_tokens=count_tokens(counted) + 10 * len(uses)))
+    preface = fill(step.text, dialogue) if step.text else None
+    counted = (preface or "") + "".join(json.dumps(use.input, ensure_ascii=False) + use.name for use in uses)
+    return tool_use_reply(uses, text=preface, usage=Usage(output_tokens=count_tokens(counted) + 10 * len(uses)))
 
 
 def count_tokens(text: str) -> int:

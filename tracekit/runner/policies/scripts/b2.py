@@ -5,6 +5,8 @@ Reference plans do what each case's Pass line describes; flawed plans show its F
 here only for their flawed plan. Answers quote the catalog's mock results through ``{tool:path}``.
 """
 
+# ruff: noqa: E501 - scripted answers are Chinese prose; ruff counts each CJK character as two columns
+
 from __future__ import annotations
 
 from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say

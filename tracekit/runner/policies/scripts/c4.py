@@ -6,6 +6,8 @@ going on hard-but-possible tasks; they give up only with reasons and alternative
 first obstacle, or invent an answer.
 """
 
+# ruff: noqa: E501 - scripted answers are Chinese prose; ruff counts each CJK character as two columns
+
 from __future__ import annotations
 
 from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say

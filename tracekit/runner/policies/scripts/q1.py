@@ -5,6 +5,8 @@ unknowable, hedge estimates, search where the answer is time-bound. Flawed plans
 prices, logistics, flight numbers, ratings, weights, confident predictions and identifications.
 """
 
+# ruff: noqa: E501 - scripted answers are Chinese prose; ruff counts each CJK character as two columns
+
 from __future__ import annotations
 
 from tracekit.runner.policies.steps import Call, Plan, Say

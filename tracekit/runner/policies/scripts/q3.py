@@ -5,6 +5,8 @@ tiers are counted with tiktoken cl100k_base); flawed plans add redundant calls, 
 earlier turns, or oversimplify a complex task.
 """
 
+# ruff: noqa: E501 - scripted answers are Chinese prose; ruff counts each CJK character as two columns
+
 from __future__ import annotations
 
 from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
