@@ -166,6 +166,11 @@ def measure(command: list[str]) -> tuple[float, int]:
 
 
 def tracekit_command() -> list[str]:
+    """The ``tracekit`` console script of this Python (not a version manager's shim, which adds its own
+    start-up), else ``python -m tracekit.cli.main``."""
+    beside = Path(sys.executable).with_name("tracekit")
+    if beside.exists():
+        return [str(beside)]
     found = shutil.which("tracekit")
     return [found] if found else [sys.executable, "-m", "tracekit.cli.main"]
 

@@ -16,14 +16,15 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
     context: the agent made it up."""
     findings = []
     nodes = context.graph.nodes
+    seen = _SeenResults(nodes)
     for node in nodes:
         if node.history:
             continue
-        ungrounded = [
-            (path, value)
-            for path, value in _identifier_arguments(node, context)
-            if not _grounded(value, node, nodes, context)
-        ]
+        arguments = _identifier_arguments(node, context)
+        if not arguments:
+            continue
+        results = seen.before(node)
+        ungrounded = [(path, value) for path, value in arguments if not _grounded(value, node, results, context)]
         if not ungrounded:
             continue
         described = ", ".join(f"{path}={value!r}" for path, value in ungrounded)
@@ -59,14 +60,29 @@ def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tupl
     return [(path, value) for path, value in found.items() if scalar_text(value)]
 
 
-def _grounded(value: Any, node: CallNode, nodes: list[CallNode], context: DetectorContext) -> bool:
+class _SeenResults:
+    """The text of the results returned before a call, grown as the calls go on (they are in order)."""
+
+    def __init__(self, nodes: list[CallNode]) -> None:
+        self._pending = sorted((n for n in nodes if n.has_result), key=lambda n: (n.result_turn_or_turn, n.index))
+        self._parts: list[str] = []
+        self._text = ""
+
+    def before(self, node: CallNode) -> str:
+        grew = False
+        while self._pending and self._pending[0].returned_before(node):
+            self._parts.append(self._pending.pop(0).result_text)
+            grew = True
+        if grew:
+            self._text = "\n".join(self._parts)
+        return self._text
+
+
+def _grounded(value: Any, node: CallNode, results: str, context: DetectorContext) -> bool:
     # Results are searched as the text the model read (JSON included): a value occurs when it appears
     # there as a whole token, which covers 110000 in {"city_id": 110000} and "tb_001" in a list.
     text = scalar_text(value)
-    if text is None:
-        return True
-    results = "\n".join(earlier.result_text for earlier in nodes if earlier.returned_before(node))
-    if occurs_in(text, results):
+    if text is None or occurs_in(text, results):
         return True
     for message_index, message in context.message_texts:
         if message_index < node.turn and occurs_in(text, message):
