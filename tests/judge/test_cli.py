@@ -30,6 +30,8 @@ def test_judge_then_offline_then_agreement(tmp_path: Path) -> None:
         first = runner.invoke(cli, ["judge", *common, "--model", SCRIPTED_MODEL, "--base-url", fake.url,
                                     "--json", str(tmp_path / "first.json")])  # fmt: skip
         calls = len(fake.requests)
+    # the store inside the judged folder: its kept exchanges are the judge's traces and are not judged
+    common[0:1] = [str(traces), str(store)]
     offline = runner.invoke(cli, ["judge", *common, "--offline", "--json", str(tmp_path / "second.json")])
 
     assert first.exit_code == 0, first.output
@@ -37,7 +39,7 @@ def test_judge_then_offline_then_agreement(tmp_path: Path) -> None:
     assert "auto-only  skipped: B2-TS-01 is scored auto" in first.output
     assert calls == 2 and "2 judge calls" in first.output
     assert offline.exit_code == 0, offline.output
-    assert "0 judge calls" in offline.output
+    assert "2 judged:" in offline.output and "0 judge calls" in offline.output
     before = orjson.loads((tmp_path / "first.json").read_bytes())["results"]
     after = orjson.loads((tmp_path / "second.json").read_bytes())["results"]
     assert [r["check"]["result"] for r in before] == [r["check"]["result"] for r in after] == ["fail", "pass"]

@@ -81,6 +81,7 @@ def run(
     from tracekit.analyze.binding import bind_case
     from tracekit.cases.loader import load_cases
     from tracekit.judge import TEMPLATE_VERSION, CaseJudge, JudgeConfig
+    from tracekit.judge.transport import JUDGE_SOURCE
     from tracekit.trace import load_trace, trace_files
 
     if model is None and not offline:
@@ -100,6 +101,8 @@ def run(
                 trace = load_trace(path)
             except TracekitError as exc:
                 raise InputError(str(exc)) from exc
+            if trace.header.source == JUDGE_SOURCE:  # the judge's own kept exchanges, e.g. under recordings/judge
+                continue
             case, problem = bind_case(trace, cases, case_id)
             if case is None or not case.uses_judge:
                 why = problem or ("bound to no case" if case is None else f"{case.id} is scored {case.scoring}")
