@@ -8,11 +8,12 @@
 """
 
 from tracekit.proxy.keys import first_difference, normalized_request, request_key
-from tracekit.proxy.recorder import Recorder, SessionTrace
+from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.replayer import RecordedAnswer, ReplayIndex
 from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
 from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
 from tracekit.proxy.sessions import Session, SessionRegistry
+from tracekit.proxy.trace_files import SessionTrace, TraceFile
 from tracekit.proxy.tracking import ExchangeTracker
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Session",
     "SessionRegistry",
     "SessionTrace",
+    "TraceFile",
     "check_host",
     "first_difference",
     "is_loopback",

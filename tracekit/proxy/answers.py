@@ -106,6 +106,7 @@ class UpstreamClient:
             timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=self._read_timeout)
             self._session = aiohttp.ClientSession(
                 connector=connector,
+                cookie_jar=aiohttp.DummyCookieJar(),  # a proxy keeps no cookies between its clients
                 timeout=timeout,
                 auto_decompress=True,
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),

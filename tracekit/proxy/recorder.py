@@ -1,8 +1,8 @@
 """Writing each session's trace as its exchanges finish: one JSONL file per session.
 
 Records are derived by the trace's ``TraceBuilder`` (each request re-sends the history; only what is new
-is recorded) and appended and flushed through ``TraceWriter``, which passes every line through the
-redactor. A crash loses at most the exchanges in flight.
+is recorded) and appended to the session's file, every line through the redactor, one write per
+exchange (``tracekit.proxy.trace_files``). A crash loses at most the exchanges in flight.
 
 A failed attempt that the SDK will retry is written at once as an ``error`` record carrying what replay
 needs (``request_key``, ``attempt``, the answer); the turn's ``model_call`` follows when an attempt
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,57 +22,11 @@ from tracekit import __version__
 from tracekit.intercepts import Injection
 from tracekit.proxy.exchange import Exchange, Outcome
 from tracekit.proxy.sessions import Session
+from tracekit.proxy.trace_files import SessionTrace, scrub
 from tracekit.redact import Redactor
-from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult, TraceBuilder, TraceWriter
+from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult
 
 log = logging.getLogger(__name__)
-
-
-def _scrub(path: Path, redactor: Redactor) -> None:
-    """Redact a closed trace file again, replacing it atomically only when something changed."""
-    data = path.read_bytes()
-    cleaned = redactor.redact_bytes(data)
-    if cleaned != data:
-        temporary = path.with_suffix(path.suffix + ".tmp")
-        temporary.write_bytes(cleaned)
-        os.replace(temporary, path)
-
-
-class SessionTrace:
-    """The records of one session and the file they go to (opened on the first write)."""
-
-    def __init__(self, header: Header, path: Path | None, redactor: Redactor, fsync: bool, deferred: bool) -> None:
-        self.builder = TraceBuilder(header)
-        self.path = path
-        self.deferred = deferred
-        self.injected_ids: set[str] = set()
-        self._redactor = redactor
-        self._fsync = fsync
-        self._writer: TraceWriter | None = None
-        self._written = 0
-
-    def flush(self) -> None:
-        """Append the records not written yet (unless the trace waits to be materialized)."""
-        if self.deferred or self.path is None:
-            return
-        if self._writer is None:
-            self._writer = TraceWriter(self.path, fsync=self._fsync, redactor=self._redactor)
-        records = self.builder.records
-        while self._written < len(records):
-            self._writer.write(records[self._written])
-            self._written += 1
-
-    def materialize(self) -> None:
-        """Start writing (a replay session that needed a recording of its own)."""
-        self.deferred = False
-        self.flush()
-
-    def close(self) -> None:
-        """Write what is left and close the file."""
-        self.flush()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
 
 
 class Recorder:
@@ -100,6 +54,7 @@ class Recorder:
         self.meta = meta or {}
         self.traces: list[SessionTrace] = []
         self._taken: set[Path] = set()
+        self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
 
     # -- the records of one exchange -------------------------------------------------------------------
 
@@ -146,11 +101,12 @@ class Recorder:
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were
         written (a key can appear in a prompt before the proxy sees it in a header)."""
+        self._opener.shutdown(wait=True)
         for trace in self.traces:
             try:
                 trace.close()
                 if trace.path is not None and trace.path.exists():
-                    _scrub(trace.path, self.redactor)
+                    scrub(trace.path, self.redactor)
             except OSError as exc:  # a full disk must not stop the others from closing
                 log.error("tracekit: could not finish %s: %s", trace.path, exc)
 
@@ -172,7 +128,8 @@ class Recorder:
                 meta=dict(self.meta),
                 t=exchange.t_wall,
             )
-            trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred)
+            trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred,
+                                 self._opener)  # fmt: skip
             session.trace = trace
             self.traces.append(trace)
         existing: SessionTrace = session.trace

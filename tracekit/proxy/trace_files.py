@@ -1,0 +1,157 @@
+"""Trace files of the proxy: appended one exchange at a time, every line through the redactor.
+
+``TraceFile`` is the proxy's writer: like ``tracekit.trace.TraceWriter`` it serializes each record with
+orjson and passes every line through the redactor, but it writes all the records of one exchange with
+one system call and serializes records without pydantic's JSON-mode walk over large request bodies
+(orjson serializes them directly), which keeps recording cheap next to the traffic it records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from pydantic import BaseModel
+
+from tracekit.redact import Redactor
+from tracekit.trace import TraceBuilder
+from tracekit.trace.models import Header
+
+log = logging.getLogger(__name__)
+
+
+def record_line(record: BaseModel) -> bytes:
+    """One record as a JSON line (no trailing newline), None fields left out as ``TraceWriter`` does."""
+    fields = {name: value for name, value in record if value is not None}
+    return orjson.dumps(fields, default=_dump_model)
+
+
+def _dump_model(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    raise TypeError(f"cannot serialize {type(value).__name__} as JSON")
+
+
+class TraceFile:
+    """An append-only trace file."""
+
+    def __init__(self, path: Path, redactor: Redactor, *, fsync: bool = False) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._redactor = redactor
+        self._fsync = fsync
+
+    def write(self, records: Iterable[BaseModel]) -> None:
+        """Append ``records`` (redacted, one line each) with one write, flushed (and fsynced if asked)."""
+        data = b"".join(self._redactor.redact_bytes(record_line(record)) + b"\n" for record in records)
+        if not data:
+            return
+        self._file.write(data)
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def scrub(path: Path, redactor: Redactor) -> None:
+    """Redact a closed trace file again, replacing it atomically only when something changed."""
+    data = path.read_bytes()
+    cleaned = redactor.redact_bytes(data)
+    if cleaned != data:
+        temporary = path.with_suffix(path.suffix + ".tmp")
+        temporary.write_bytes(cleaned)
+        os.replace(temporary, path)
+
+
+class SessionTrace:
+    """The records of one session and the file they go to.
+
+    Creating a file can take a millisecond on some filesystems, so inside an event loop the file is
+    created by a helper thread while the records wait in memory; appending to it later is cheap.
+    """
+
+    def __init__(
+        self,
+        header: Header,
+        path: Path | None,
+        redactor: Redactor,
+        fsync: bool,
+        deferred: bool,
+        opener: ThreadPoolExecutor | None = None,
+    ) -> None:
+        self.builder = TraceBuilder(header)
+        self.path = path
+        self.deferred = deferred
+        self.injected_ids: set[str] = set()
+        self._redactor = redactor
+        self._fsync = fsync
+        self._opener = opener
+        self._opening: Future[TraceFile] | None = None
+        self._writer: TraceFile | None = None
+        self._written = 0
+        self._closed = False
+
+    def flush(self) -> None:
+        """Append the records not written yet (unless the trace waits to be materialized)."""
+        if self.deferred or self.path is None or self._closed:
+            return
+        if self._writer is None and not self._open():
+            return
+        assert self._writer is not None
+        records = self.builder.records
+        if self._written < len(records):
+            self._writer.write(records[self._written :])
+            self._written = len(records)
+
+    def _open(self) -> bool:
+        """Open the file now (no event loop) or start opening it in the helper thread (returns False)."""
+        assert self.path is not None
+        if self._opening is not None:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or self._opener is None:
+            self._writer = TraceFile(self.path, self._redactor, fsync=self._fsync)
+            return True
+        self._opening = self._opener.submit(TraceFile, self.path, self._redactor, fsync=self._fsync)
+        self._opening.add_done_callback(lambda _: loop.call_soon_threadsafe(self._opened))
+        return False
+
+    def _opened(self) -> None:
+        if self._closed or self._opening is None or self._writer is not None:
+            return
+        try:
+            self._writer = self._opening.result()
+        except OSError as exc:
+            log.error("tracekit: cannot write %s: %s", self.path, exc)
+            self._closed = True
+            return
+        self.flush()
+
+    def materialize(self) -> None:
+        """Start writing (a replay session that needed a recording of its own)."""
+        self.deferred = False
+        self.flush()
+
+    def close(self) -> None:
+        """Write what is left and close the file."""
+        if self._writer is None and self._opening is not None:
+            self._writer = self._opening.result(timeout=30)
+        self._opener = None
+        self.flush()
+        self._closed = True
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
