@@ -47,6 +47,12 @@ PAGE_SIZE = 200
 TABLE_LIMIT = 50
 #: Trace links shown inline per finding kind on the index (the kind's own page lists them all).
 INLINE_LINKS = 12
+#: Runs of a case shown in full on its page (failing ones first); all of them are listed below.
+CASE_DETAIL_RUNS = 12
+#: Rows of a case page's list of all its runs.
+CASE_LIST_RUNS = 1000
+#: Verdict badges shown per group in the index's table of changed cases (more: counts).
+CHANGE_BADGES = 6
 
 TraceLoader = Callable[[Run], "tuple[Trace | None, str | None]"]
 """Loads the trace of a run: (trace, None) or (None, why it could not be read)."""
@@ -123,9 +129,12 @@ def write_html_report(
     common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS}
     written: list[Path] = []
 
+    templates = {name: env.get_template(name) for name in ("trace.html.j2", "case.html.j2", "index.html.j2",
+                                                             "list.html.j2")}
+
     def render(relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
-        html = env.get_template(template).render(root=root, **common, **context)
+        html = templates[template].render(root=root, **common, **context)
         written.append(write_text(out_dir / relative, html, redactor))
 
     summaries: dict[int, RunSummary] = {}
@@ -156,6 +165,8 @@ def write_html_report(
             case_id=case_id,
             case=cases.get(case_id),
             runs=case_runs,
+            detailed=_detailed(case_runs),
+            listed=case_runs[:CASE_LIST_RUNS],
             summaries=summaries,
             dimension=case_runs[0].dimension,
             category=case_runs[0].category,
@@ -181,6 +192,7 @@ def write_html_report(
         "failure_modes": modes,
         "limit": TABLE_LIMIT,
         "inline_links": INLINE_LINKS,
+        "change_badges": CHANGE_BADGES,
         "runs_total": len(runs),
     }
     pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
@@ -220,6 +232,14 @@ def _write_list(
             page_first=first + 1,
             page_last=min(first + page_size, len(group.runs)),
         )
+
+
+def _detailed(runs: list[Run]) -> list[Run]:
+    """The runs a case page shows in full: failing first, then acceptable, pending, passing; in report order."""
+    priority = {"fail": 0, "acceptable": 1, "pending": 2, "pass": 3}
+    chosen = sorted(runs, key=lambda run: (priority.get(run.result or "", 4), run.position))[:CASE_DETAIL_RUNS]
+    keep = {id(run) for run in chosen}
+    return [run for run in runs if id(run) in keep]
 
 
 def _pages(count: int, size: int, href: Callable[[int], str]) -> list[PageLink]:
