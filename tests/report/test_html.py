@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tracekit.output import write_json
 from tracekit.report import write_reports
 from tracekit.report.html import PAGE_SIZE
 
@@ -205,3 +209,22 @@ def test_page_names_stay_inside_the_report(report_inputs: dict[str, Any], tmp_pa
     root = (tmp_path / "html").resolve()
     assert all(root in page.resolve().parents for page in pages)
     assert len(pages) == 2
+
+
+def test_same_bytes_across_processes(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    """Another interpreter with another hash seed writes the same bytes (no set or dict-order luck)."""
+    results = write_json(tmp_path / "results.json", report_inputs["results"])
+    cases = write_json(tmp_path / "cases.json", report_inputs["cases"])
+    write_reports(results, html_dir=tmp_path / "here", cases=report_inputs["cases"])
+    script = (
+        "import sys, orjson; from tracekit.report import write_reports; "
+        "write_reports(sys.argv[1], html_dir=sys.argv[3], cases=orjson.loads(open(sys.argv[2], 'rb').read()))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-c", script, str(results), str(cases), str(tmp_path / "there")],
+                   check=True, env=env, cwd=tmp_path)
+    here = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*.html"))
+    there = sorted(p.relative_to(tmp_path / "there") for p in (tmp_path / "there").rglob("*.html"))
+    assert here == there and len(here) > 10
+    for name in here:
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes(), name
