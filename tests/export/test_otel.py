@@ -45,7 +45,8 @@ def _write(path: Path, *, with_model_calls: bool = True) -> Path:
         AssistantMessage(message_index=1, content=[
             {"type": "tool_use", "id": "tu_1", "name": "maps_weather", "input": {"city": "北京"}}],
             stop_reason="tool_use", model_call=0 if with_model_calls else None, t=1775552401.0),
-        ToolCall(index=0, id="tu_1", name="maps_weather", input={"city": "北京"}, message_index=1, t=1775552401.0),
+        ToolCall(index=0, id="tu_1", name="maps_weather", input={"city": "北京"}, message_index=1,
+                 model_call=0 if with_model_calls else None, t=1775552401.0),
         ToolResult(call_index=0, tool_use_id="tu_1", name="maps_weather", content="Error: 服务不可用", is_error=True,
                    message_index=2, t=1775552402.0),
     ]
@@ -110,7 +111,10 @@ def test_gen_ai_attributes(tmp_path: Path) -> None:
     assert chat_attributes["gen_ai.usage.input_tokens"] == "50"
     assert chat_attributes["gen_ai.usage.output_tokens"] == "20"
     assert chat_attributes["gen_ai.response.finish_reasons"] == ["tool_use"]
+    assert chat["startTimeUnixNano"] == "1775552401000000000"  # the request's time, then its latency
     assert int(chat["endTimeUnixNano"]) - int(chat["startTimeUnixNano"]) == 500_000_000
+    assert tool["startTimeUnixNano"] == chat["endTimeUnixNano"]  # the tool runs after the reply that asked
+    assert tool["endTimeUnixNano"] == "1775552402000000000"  # until its result was sent back
     assert failed_chat["status"]["code"] == 2 and _attributes(failed_chat)["error.type"] == "529"
     tool_attributes = _attributes(tool)
     assert tool_attributes["gen_ai.operation.name"] == "execute_tool"

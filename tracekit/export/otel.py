@@ -22,6 +22,10 @@ supported everywhere, which the conventions allow for). Fields the conventions d
 The document is an OTLP ``ExportTraceServiceRequest`` in the OTLP/JSON encoding: hex trace and span
 ids, lowerCamelCase keys, integers as decimal strings, enums as numbers. Ids are hashes of the trace
 id, so exporting the same trace twice gives the same spans.
+
+Timing: a model call starts at its record's ``t`` (the proxy's wall time when the request arrived) and
+lasts ``latency_ms``; a tool call runs from the end of the model call that issued it to the time of the
+record carrying its result (when the agent sent it back).
 """
 
 from __future__ import annotations
@@ -107,7 +111,9 @@ def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, A
         children += _chat_spans(trace, times, conversation_id, with_content)
     else:
         children += _imported_chat_spans(trace, times, conversation_id, provider, with_content)
-    children += _tool_spans(trace, times, with_content)
+    model_ends = {int(span.attributes["tracekit.model_call"]): span.end for span in children
+                  if span.attributes.get("tracekit.model_call") is not None}
+    children += _tool_spans(trace, times, model_ends, with_content)
 
     start = min([times[0], *(span.start for span in children)]) if times else 0
     end = max([times[-1], *(span.end for span in children)]) if times else 0
@@ -149,8 +155,8 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
     pending: _Span | None = None
     for position, record in enumerate(trace.records):
         if isinstance(record, ModelCall):
-            end = times[position + 1]
-            start = end - int((record.latency_ms or 0) * 1_000_000)
+            start = times[position + 1]
+            end = start + int((record.latency_ms or 0) * 1_000_000)
             model = record.model or trace.header.model or "unknown"
             span = _Span(
                 name=f"chat {model}",
@@ -167,6 +173,7 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
                     "gen_ai.usage.input_tokens": record.usage.input_tokens,
                     "gen_ai.usage.output_tokens": record.usage.output_tokens,
                     "gen_ai.conversation.id": conversation_id,
+                    "tracekit.model_call": record.index,
                     "tracekit.usage.cache_read_input_tokens": record.usage.cache_read_input_tokens,
                     "tracekit.usage.cache_creation_input_tokens": record.usage.cache_creation_input_tokens,
                     "tracekit.ttft_ms": record.ttft_ms,
@@ -226,7 +233,7 @@ def _imported_chat_spans(
     return spans
 
 
-def _tool_spans(trace: Trace, times: list[int], with_content: bool) -> list[_Span]:
+def _tool_spans(trace: Trace, times: list[int], model_ends: dict[int, int], with_content: bool) -> list[_Span]:
     result_position: dict[int, int] = {}
     for position, record in enumerate(trace.records):
         if isinstance(record, ToolResult) and record.call_index is not None:
@@ -236,6 +243,8 @@ def _tool_spans(trace: Trace, times: list[int], with_content: bool) -> list[_Spa
         if not isinstance(record, ToolCall):
             continue
         start = times[position + 1]
+        if record.model_call is not None and record.model_call in model_ends:
+            start = max(start, model_ends[record.model_call])
         answered = result_position.get(record.index)
         result = trace.records[answered] if answered is not None else None
         end = max(start, times[answered + 1]) if answered is not None else start
