@@ -13,6 +13,7 @@ like the catalog's and the seeds' results). Nothing here talks to a model.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def user(text: str) -> dict[str, Any]:
 
 
 def messages_of(
-    steps: list[Turn | dict[str, Any]], history: list[dict[str, Any]] | None = None
+    steps: Sequence[Turn | dict[str, Any]], history: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """Canonical messages: the history, then each step (tool results follow their turn)."""
     messages = list(history or [])
@@ -131,7 +132,7 @@ def case_history(case: Case) -> list[dict[str, Any]]:
     return history
 
 
-def case_trace(case: Case, steps: list[Turn | dict[str, Any]], **options: Any) -> Trace:
+def case_trace(case: Case, steps: Sequence[Turn | dict[str, Any]], **options: Any) -> Trace:
     """A trace of ``case``: its input as the history, then the agent's ``steps``."""
     return build_trace(messages_of(steps, case_history(case)), case_id=case.id, **options)
 

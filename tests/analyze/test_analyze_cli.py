@@ -168,3 +168,47 @@ def test_json_to_stdout(folder: Path) -> None:
     start = result.stdout.index("{")
     document = json.loads(result.stdout[start : result.stdout.rindex("}") + 1])
     assert document["traces"][0]["trace_id"] == "loop"
+
+
+def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(tmp_path: Path) -> None:
+    from tracekit.cases.loader import load_cases
+    from tracekit.judge.analysis import close_judges
+
+    from .factories import case_trace
+
+    case = load_cases(CASES).get("C4-AR-01")  # scored by the LLM judge only
+    answer = say("南极没有商业定期航班。通常需要先飞到阿根廷乌斯怀亚，再乘邮轮前往。")
+    steps = [call("search_flights", {"origin": "上海", "destination": "南极"}, {"total": 0, "flights": []}), answer]
+    traces = tmp_path / "traces"
+    write(case_trace(case, steps, trace_id="ar1"), traces / "ar1.jsonl")
+    store, out = tmp_path / "judge", tmp_path / "r.json"
+
+    def verdict(*args: str) -> dict[str, Any]:
+        assert run(str(traces), "--cases", str(CASES), "--json", str(out), *args).exit_code == 0
+        return json.loads(out.read_text(encoding="utf-8"))["traces"][0]["verdict"]
+
+    assert (verdict("--judge-store", str(store))["result"], verdict()["judge"]) == ("pending", "missing")
+    judged = verdict("--judge-store", str(store), "--judge-model", "scripted:judge")
+    assert judged["judge"] == "cached" and judged["judged_checks"][0]["check"] == "judge"
+    close_judges()  # a new run reads the store afresh, as a new process would
+    kept = verdict("--judge-store", str(store))  # offline: the kept verdict, no model named
+    assert kept["result"] == judged["result"] != "pending"
+
+
+def test_reports_and_progress(folder: Path, tmp_path: Path) -> None:
+    html, markdown, junit = tmp_path / "html", tmp_path / "summary.md", tmp_path / "junit.xml"
+    result = run(
+        str(folder),
+        "--cases",
+        str(CASES),
+        "--html",
+        str(html),
+        "--markdown",
+        str(markdown),
+        "--junit",
+        str(junit),
+        "--progress",
+    )
+    assert result.exit_code == 0, result.output
+    assert (html / "index.html").is_file() and "B2-TS-02" in markdown.read_text(encoding="utf-8")
+    assert "<testsuite" in junit.read_text(encoding="utf-8") and "Analyzing" in result.output

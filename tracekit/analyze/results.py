@@ -43,6 +43,8 @@ class AnalyzeSettings:
     """Bind every trace to this case (``--case``) instead of the header's ``case_id``."""
     detector_options: dict[str, dict[str, Any]] | None = None
     """Resolved detector options ({kind: {key: value}}); None: the defaults."""
+    judge: Any = None
+    """A ``tracekit.judge.JudgeConfig`` for cases scored by the judge; None: their verdicts stay pending."""
 
 
 @dataclass
@@ -93,6 +95,8 @@ def analyze_trace(
     from tracekit.analyze.graph import build_graph
 
     settings = settings or AnalyzeSettings()
+    if judge is None and settings.judge is not None:
+        judge = _judge_hook(settings.judge)
     if library is None and settings.cases_dir is not None:
         library = load_library(settings.cases_dir)
     header = trace.header
@@ -218,6 +222,14 @@ def build_results(
     write_results(list(files), buffer, settings, jobs=jobs)
     document: dict[str, Any] = orjson.loads(buffer.getvalue())
     return document
+
+
+def _judge_hook(config: Any) -> JudgeHook:
+    """The judge's analysis hook for ``config`` (the judge keeps one CaseJudge per config and process)."""
+    from tracekit.judge import judge_hook
+
+    hook: JudgeHook = judge_hook(config)
+    return hook
 
 
 def _default_options(resolve: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -40,6 +41,16 @@ PROGRESS_FROM = 20
     help="Set a detector option, e.g. retry_storm.failures=5 or unused_output.enabled=false (repeatable).",
 )
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="YAML file with detector options.")
+@click.option(
+    "--judge-store",
+    type=click.Path(path_type=Path),
+    help="Kept judge verdicts for cases scored by the LLM judge (default: recordings/judge when it exists).",
+)
+@click.option(
+    "--judge-model",
+    help="Call this judge model for verdicts not kept yet ('scripted:judge': rule-based, in-process). "
+    "Without it, judged cases use kept verdicts only and are pending otherwise.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[Path, ...],
@@ -53,6 +64,8 @@ def analyze(
     fail_on: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
+    judge_store: Path | None,
+    judge_model: str | None,
     progress: bool | None,
 ) -> None:
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
@@ -62,6 +75,8 @@ def analyze(
     files are still analyzed). Unreadable lines are reported on stderr and in the JSON, never fatal.
     """
     settings, files = _prepare(paths, cases_dir, case_id, detector_options, config_path)
+    if cases_dir is not None:
+        settings = replace(settings, judge=_judge_config(judge_store, judge_model))
     show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
     to_stdout = json_path is not None and str(json_path) == "-"
@@ -82,6 +97,20 @@ def analyze(
     failing = {"fail"} if fail_on == "fail" else {"fail", "acceptable"} if fail_on == "acceptable" else set()
     if any(outcome.results.get(result) for result in failing):
         sys.exit(EXIT_CHECK_FAILED)
+
+
+def _judge_config(store: Path | None, model: str | None) -> Any:
+    """The judge for cases scored by it: kept verdicts (offline) unless a model is named; None when there
+    is neither a store nor a model."""
+    default = Path("recordings/judge")
+    if model is None and store is None and not default.is_dir():
+        return None
+    from tracekit.judge import JudgeConfig, JudgeError
+
+    try:
+        return JudgeConfig(model=model, store=store or default, offline=model is None)
+    except JudgeError as exc:
+        raise InputError(f"--judge-model: {exc}") from exc
 
 
 def _prepare(
