@@ -50,10 +50,11 @@ class TraceFile:
 
     def write(self, records: Iterable[BaseModel]) -> None:
         """Append ``records`` (redacted, one line each) with one write, flushed (and fsynced if asked)."""
-        data = b"".join(self._redactor.redact_bytes(record_line(record)) + b"\n" for record in records)
-        if not data:
+        lines = [record_line(record) for record in records]
+        if not lines:
             return
-        self._file.write(data)
+        # One pass over the joined lines: the patterns never span a newline, so this is line by line.
+        self._file.write(self._redactor.redact_bytes(b"\n".join(lines) + b"\n"))
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
