@@ -71,15 +71,13 @@ class DetectorContext:
         message -1 (known from the start)."""
         from tracekit.trace import SystemMessage, UserMessage, content_text
 
-        texts: list[tuple[int, str]] = []
         if self.trace is None:
-            return texts
-        for record in self.trace.records:
-            if isinstance(record, UserMessage):
-                texts.append((record.message_index, content_text(record.content)))
-            elif isinstance(record, SystemMessage):
-                texts.append((-1, content_text(record.content)))
-        return texts
+            return []
+        return [
+            (record.message_index if type(record) is UserMessage else -1, content_text(record.content))
+            for record in self.trace.records
+            if type(record) is UserMessage or type(record) is SystemMessage
+        ]
 
     @cached_property
     def case_texts(self) -> list[str]:

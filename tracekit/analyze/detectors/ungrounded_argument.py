@@ -17,9 +17,14 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
     findings = []
     nodes = context.graph.nodes
     seen = _SeenResults(nodes)
+    catalog = context.catalog
+    generic = bool(context.options.get("generic_names", True))
     for node in nodes:
         if node.history:
             continue
+        declared = catalog is not None and node.tool in catalog and bool(catalog[node.tool].id_params)
+        if not declared and not (generic and "id" in node.key):
+            continue  # no identifier argument: nothing to ground
         arguments = _identifier_arguments(node, context)
         if not arguments:
             continue
