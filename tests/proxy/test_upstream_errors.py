@@ -135,3 +135,14 @@ def test_a_client_that_disconnects_mid_stream_leaves_a_partial_record(tmp_path: 
     assert call["partial"] is True and call["status"] == 200
     (error,) = of_kind(records, "error")
     assert error["source"] == "client"
+
+
+def test_other_api_routes_pass_through_in_record_mode_and_are_not_recorded(tmp_path: Path) -> None:
+    with recording([], tmp_path) as (upstream, proxy), pytest.raises(anthropic.NotFoundError) as caught:
+        _client(proxy.url).messages.count_tokens(model="m", messages=HELLO)
+    assert "tracekit fake upstream" in str(caught.value), "the upstream's own answer came back"
+    assert [request.path for request in upstream.requests] == ["/v1/messages/count_tokens"]
+    assert trace_records(tmp_path) == []
+    with replaying(tmp_path) as proxy, pytest.raises(anthropic.NotFoundError) as caught:
+        _client(proxy.url).messages.count_tokens(model="m", messages=HELLO)
+    assert "tracekit proxy: no route" in str(caught.value)

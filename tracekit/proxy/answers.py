@@ -127,14 +127,17 @@ class UpstreamClient:
 
     async def open(self, exchange: Exchange) -> Answer:
         """Send ``exchange``'s request upstream; the answer's body is read by the caller."""
+        return await self.request("POST", exchange.route, exchange.query, exchange.sent_raw, exchange.headers)
+
+    async def request(self, method: str, route: str, query: str, body: bytes, headers: dict[str, str]) -> Answer:
+        """Send one request upstream (client headers filtered, secrets registered)."""
         if self._session is None:
             await self.start()
         assert self._session is not None
-        headers = upstream_request_headers(exchange.headers, self.redactor)
         try:
-            response = await self._session.post(
-                self.url_for(exchange.route, exchange.query), data=exchange.sent_raw, headers=headers,
-                allow_redirects=False,
+            response = await self._session.request(
+                method, self.url_for(route, query), data=body or None,
+                headers=upstream_request_headers(headers, self.redactor), allow_redirects=False,
             )  # fmt: skip
         except aiohttp.ClientConnectorError as exc:
             return Answer(502, CIMultiDict(), failure="connect", failure_detail=f"cannot connect upstream: {exc}")

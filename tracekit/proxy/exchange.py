@@ -112,8 +112,11 @@ class Exchange:
     client_gone: bool = False
     fault_answer: bool = False
     """The answer was made by an http_error fault, not by upstream or a recording."""
+    miss_answer: bool = False
+    """The answer is the replay-miss error the proxy made."""
     replayed: bool = False
     miss: bool = False
+    """No recording matched (replay)."""
     completed: bool = False
 
     @property

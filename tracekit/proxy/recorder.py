@@ -202,6 +202,8 @@ class Recorder:
         extra.stitched = exchange.how
         if exchange.fault_answer:
             extra.fault = True
+        if exchange.miss_answer:
+            extra.replay_miss = True
         if exchange.replayed:
             extra.replayed = True
         if exchange.failure:
@@ -211,7 +213,7 @@ class Recorder:
     @staticmethod
     def _error(exchange: Exchange, outcome: Outcome, model_call: int, *, replayable: bool) -> ErrorRecord:
         source = "transport" if exchange.failure else ("client" if exchange.client_gone else "upstream")
-        if exchange.fault_answer:
+        if exchange.fault_answer or exchange.miss_answer:
             source = "proxy"
         error = outcome.error or {}
         message = str(error.get("message") or error.get("type") or "the exchange failed")
@@ -228,7 +230,7 @@ class Recorder:
         extra: Any = record
         extra.attempt = exchange.attempt
         extra.provider = exchange.provider.NAME
-        if replayable and not exchange.fault_answer:
+        if replayable and not exchange.fault_answer and not exchange.miss_answer:
             extra.request_key = exchange.key
             extra.stream = exchange.stream
             extra.partial = outcome.partial

@@ -3,8 +3,9 @@
 ``ReplayIndex`` loads the model calls of every trace in a folder (and the failed attempts an SDK
 retried, so retries replay as they happened). Identical keys are answered first-in, first-out; once
 all answers of a key were given, they are given again in the same order (a recording can be replayed
-any number of times through one server). Answers made by an ``http_error`` fault are not indexed: the
-fault makes them again when the case is replayed.
+any number of times through one server). Answers the proxy made itself are not indexed: an
+``http_error`` fault makes its answer again when the case is replayed, and a replay-miss error is no
+answer at all.
 
 A client asking for a stream gets SSE even when the recording was JSON, and the other way round.
 ``timing="recorded"`` reproduces the recorded time to first byte and the gaps between events.
@@ -79,7 +80,8 @@ class ReplayIndex:
         for record in iter_records(path, self.problems):
             if isinstance(record, ModelCall):
                 extra = record.model_extra or {}
-                if extra.get("fault") or extra.get("from_attempts") or not record.request_key:
+                made_here = extra.get("fault") or extra.get("replay_miss") or extra.get("from_attempts")
+                if made_here or not record.request_key:
                     continue
                 self.add(record.request_key, self._from_model_call(path, record))
             elif isinstance(record, ErrorRecord):

@@ -123,10 +123,37 @@ class Proxy:
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
-    async def _no_route(self, request: web.Request) -> web.Response:
+    async def _no_route(self, request: web.Request) -> web.StreamResponse:
+        if self.config.mode == "record" and self.upstream is not None and request.path.startswith("/v1/"):
+            return await self._pass_through(request)
         message = f"tracekit proxy: no route {request.method} {request.path}"
         return web.json_response(PROVIDERS["anthropic"].error_body(404, message), status=404,
                                  headers={"x-should-retry": "false"})  # fmt: skip
+
+    async def _pass_through(self, request: web.Request) -> web.StreamResponse:
+        """Other API routes (token counting, model lists, ...) are forwarded as they are, not recorded."""
+        assert self.upstream is not None
+        raw = await request.read()
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        answer = await self.upstream.request(request.method, request.path, request.query_string, raw, headers)
+        if answer.failure is not None:
+            if answer.failure == "reset":
+                return _drop_connection(request)
+            message = f"tracekit proxy: {answer.failure_detail}"
+            return web.json_response(PROVIDERS["anthropic"].error_body(answer.status, message), status=answer.status)
+        response = web.StreamResponse(status=answer.status, headers=answer.headers)
+        try:
+            await response.prepare(request)
+            async for chunk in answer.chunks():
+                await response.write(chunk)
+            await response.write_eof()
+        except _UPSTREAM_READ_ERRORS:
+            return _drop_connection(request, response)
+        except ConnectionError:
+            pass
+        finally:
+            answer.close()
+        return response
 
     # -- one exchange ----------------------------------------------------------------------------------
 
@@ -166,7 +193,7 @@ class Proxy:
                                               exchange.key)  # fmt: skip
                 self.misses.append(message)
                 log.warning("%s", message)
-                exchange.fault_answer = True  # made by the proxy: never replayed as an answer
+                exchange.miss_answer = True
                 return answer
         assert self.upstream is not None
         return await self.upstream.open(exchange)
