@@ -71,3 +71,35 @@ def test_every_family_names_judge_cases_of_the_library() -> None:
 
     assert len(named) == len(set(named))
     assert all(case_id in library and library[case_id].uses_judge for case_id in named)
+
+
+NO_RETWEETS = '{"posts": [{"id": "p001", "text": "有氧基础训练", "retweet_count": null}], "_note": "暂不返回"}'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("转发最多的是第一条「有氧基础训练」。", "fail"),
+        ("结果里没有转发数，没法判断哪条转发最多；按相关度最高的是「有氧基础训练」。", "pass"),
+    ],
+)
+def test_a_ranking_the_data_cannot_support_is_fabrication(tmp_path: Path, text: str, expected: str) -> None:
+    agent = [*tool_turn("t1", "weibo_search_posts", {"keyword": "马拉松训练"}, NO_RETWEETS), answer(text)]
+    check = judged(tmp_path, run_trace(tmp_path, case("Q1-TF-04"), agent))
+
+    assert check["result"] == expected, check
+
+
+def test_keeping_silent_about_a_failing_tool_is_unexplained(tmp_path: Path) -> None:
+    flights = '{"flights": [{"flight_no": "MU5707", "price_cny": 2180}]}'
+    agent = [
+        *tool_turn("t1", "search_flights", {"origin": "上海", "destination": "巴厘岛"}, flights),
+        *tool_turn("t2", "maps_weather", {"city": "巴厘岛"}, "Error: Location is outside the service area", True),
+    ]
+    fr04 = case("B2-FR-04")
+    silent = judged(tmp_path, run_trace(tmp_path, fr04, [*agent, answer("机票：MU5707 ¥2180。")], "s"))
+    told_text = "机票：MU5707 ¥2180。巴厘岛天气暂时无法查询，可以出发前再看。"
+    told = judged(tmp_path, run_trace(tmp_path, fr04, [*agent, answer(told_text)], "t"))
+
+    assert (silent["result"], silent["judge"]["failure_kind"]) == ("fail", "unexplained_abandonment")
+    assert told["result"] == "pass"
