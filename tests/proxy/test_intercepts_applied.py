@@ -128,3 +128,57 @@ def test_tool_mock_params_match_through_openai(tmp_path: Path) -> None:
     (records,) = trace_records(tmp_path)
     assert [i["mode"] for i in of_kind(records, "intercept")] == ["tool_mock", "tool_mock"]
     assert all(r["injected"] for r in of_kind(records, "tool_result"))
+
+
+def test_intercepts_reach_thread_continuations_that_send_only_new_messages(tmp_path: Path) -> None:
+    from anthropic import beta_tool
+
+    @beta_tool
+    def search_flights(origin: str, destination: str, date: str) -> str:
+        """Search flights."""
+        return AGENT_RESULT
+
+    def run(url: str) -> list[dict[str, Any]]:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test", max_tokens=256, tools=[search_flights],
+            messages=[{"role": "user", "content": "查一下下周五北京到上海的机票"}],
+        )  # fmt: skip
+        return [message.model_dump() for message in runner]
+
+    with recording(FLIGHT_SCRIPT, tmp_path, case=LD01) as (upstream, proxy):
+        recorded = run(proxy.url)
+    continuations = [r for r in upstream.requests if (r.thread or {}).get("type") == "continue"]
+    assert len(continuations) == 2
+    for request in continuations:
+        (message,) = request.body["messages"]  # only the new tool result was sent ...
+        assert message["content"][0]["content"] == LD01["inject_tool_result"]["content"]  # ... rewritten
+        assert message["content"][0]["is_error"] is True
+    (records,) = trace_records(tmp_path)
+    assert [i["call_index"] for i in of_kind(records, "intercept")] == [0, 1]
+    with replaying(tmp_path, case=LD01) as proxy:
+        assert run(proxy.url) == recorded
+        assert proxy.proxy.misses == []
+
+
+def test_a_case_file_from_the_library_drives_the_intercepts(tmp_path: Path) -> None:
+    case_file = Path(__file__).resolve().parents[2] / "cases" / "c4" / "C4-AR-03.yaml"
+    if not case_file.exists():
+        import pytest
+
+        pytest.skip("case library not present")
+    from tracekit.intercepts import load_intercept_config
+
+    config = load_intercept_config(case_file)
+    script = by_turn([tool_use_reply(ToolUse("beike_lookup_city_id", {"city": "北京"})), text_reply("服务不可用。")])
+    with recording(script, tmp_path, case=config) as (upstream, proxy):
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+        first = client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "查二手房"}])
+        client.messages.create(model="m", max_tokens=10, messages=[
+            {"role": "user", "content": "查二手房"}, {"role": "assistant", "content": first.content},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first.content[0].id,
+                                          "content": '{"city_id": "110000"}'}]}])  # fmt: skip
+    seen = upstream.requests[1].body["messages"][2]["content"][0]
+    assert seen["is_error"] is True and "HTTP 503" in seen["content"]
+    (records,) = trace_records(tmp_path)
+    assert records[0]["case_id"] == "C4-AR-03"
