@@ -48,8 +48,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not cases_dir:
         return
     recordings = config.getoption("tracekit_recordings")
-    if not recordings:
-        raise pytest.UsageError("--tracekit-cases needs --tracekit-recordings DIR (the traces to judge the cases by)")
     from tracekit.cases.loader import load_cases
     from tracekit.errors import TracekitError
 
@@ -57,8 +55,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         library = load_cases(cases_dir)
     except TracekitError as exc:
         raise pytest.UsageError(f"--tracekit-cases {cases_dir}: {exc}") from exc
-    if not Path(recordings).is_dir():
-        raise pytest.UsageError(f"--tracekit-recordings {recordings}: no such folder")
     recorded = RecordedVerdicts(Path(cases_dir), Path(recordings))
     fail_on = config.getoption("tracekit_fail_on")
     files: dict[Path, CaseFile] = {}
@@ -168,3 +164,10 @@ def _describe(run: Run, details: bool = False) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tracekit_case: a case of the tracekit case library, judged from recordings")
+    if not config.getoption("tracekit_cases"):
+        return
+    recordings = config.getoption("tracekit_recordings")
+    if not recordings:
+        raise pytest.UsageError("--tracekit-cases needs --tracekit-recordings DIR (the traces to judge the cases by)")
+    if not Path(recordings).is_dir():
+        raise pytest.UsageError(f"--tracekit-recordings {recordings}: no such folder")
