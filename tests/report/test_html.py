@@ -228,3 +228,28 @@ def test_same_bytes_across_processes(report_inputs: dict[str, Any], tmp_path: Pa
     assert here == there and len(here) > 10
     for name in here:
         assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes(), name
+
+
+def test_images_inline_only_as_data(tmp_path: Path) -> None:
+    """A base64 image in the conversation is shown from a data: URI; an image by URL is named, never loaded."""
+    from tracekit.analyze.results import analyze_trace
+    from tracekit.trace import Header, UserMessage, load_trace, write_trace
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    path = write_trace(tmp_path / "img.jsonl", [
+        Header(trace_id="img"),
+        UserMessage(message_index=0, content=[
+            {"type": "text", "text": "这张价签多少钱？"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/tag.png"}},
+            {"type": "image", "source": {"type": "base64", "media_type": "text/html", "data": "PHNjcmlwdD4="}},
+        ]),
+    ])
+    results = {"tracekit": "0", "traces": [analyze_trace(load_trace(path))]}
+    write_reports(results, html_dir=tmp_path / "html")
+    page = _parse(tmp_path / "html" / "traces" / "img.html")
+    sources = [attrs.get("src") for tag, attrs in page.tags if tag == "img"]
+    assert sources == [f"data:image/png;base64,{png}"]
+    text = "".join(page.text)
+    assert "image not embedded: https://example.com/tag.png" in text
+    assert "image not embedded: text/html" in text
