@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
+from tracekit.proxy import recorder
 from tracekit.testing import ToolUse, by_turn, text_reply, tool_use_reply
 
 from .helpers import of_kind, recording, trace_records
@@ -39,7 +41,11 @@ async def agent(client: anthropic.AsyncAnthropic, number: int) -> int:
     return TURNS
 
 
-def test_twenty_concurrent_sessions_of_ten_turns_give_twenty_complete_traces(tmp_path: Path) -> None:
+def test_twenty_concurrent_sessions_of_ten_turns_give_twenty_complete_traces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fewer open files than sessions: files are closed between exchanges and reopened, as in a long recording.
+    monkeypatch.setattr(recorder, "MAX_OPEN_FILES", 4)
     with recording(SCRIPT, tmp_path) as (upstream, proxy):
 
         async def run_all() -> list[int]:

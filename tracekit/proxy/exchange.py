@@ -90,6 +90,8 @@ class Exchange:
     agent_key: str = ""
     """Key of the request as the agent sent it (retry detection)."""
     stream: bool = False
+    threaded: bool = False
+    """The request has an Anthropic ``thread`` field (create or continue)."""
     session: Any = None
     how: str = "new"
     attempt: int = 1

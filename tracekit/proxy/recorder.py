@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from tracekit.redact import Redactor
 from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult
 
 log = logging.getLogger(__name__)
+
+#: Trace files kept open at once; a session's file is reopened (cheaply: it exists) when it has more.
+MAX_OPEN_FILES = 128
 
 
 class Recorder:
@@ -53,6 +57,7 @@ class Recorder:
         self.deferred = deferred
         self.meta = meta or {}
         self.traces: list[SessionTrace] = []
+        self._open_files: OrderedDict[SessionTrace, None] = OrderedDict()
         self._taken: set[Path] = set()
         self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
 
@@ -83,6 +88,8 @@ class Recorder:
         if exchange.miss and trace.deferred:
             trace.materialize()
         trace.flush()
+        if trace.is_open:
+            self._opened(trace)
 
     def abandon_attempts(self, session: Session) -> None:
         """The session moved on from a failed turn: write its model call from the last attempt."""
@@ -97,6 +104,14 @@ class Recorder:
         extra.from_attempts = True
         session.trace.builder.add_model_call(call, None)
         session.trace.flush()
+
+    def _opened(self, trace: SessionTrace) -> None:
+        """Keep at most ``MAX_OPEN_FILES`` trace files open: close the least recently written."""
+        self._open_files[trace] = None
+        self._open_files.move_to_end(trace)
+        while len(self._open_files) > MAX_OPEN_FILES:
+            oldest, _ = self._open_files.popitem(last=False)
+            oldest.suspend()
 
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were
@@ -129,7 +144,7 @@ class Recorder:
                 t=exchange.t_wall,
             )
             trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred,
-                                 self._opener)  # fmt: skip
+                                 self._opener, self._opened)  # fmt: skip
             session.trace = trace
             self.traces.append(trace)
         existing: SessionTrace = session.trace

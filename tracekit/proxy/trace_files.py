@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -79,6 +79,8 @@ class SessionTrace:
 
     Creating a file can take a millisecond on some filesystems, so inside an event loop the file is
     created by a helper thread while the records wait in memory; appending to it later is cheap.
+    Records leave memory once written. A file can be closed between exchanges (``suspend``) and is
+    reopened for the next one, so a long recording keeps a bounded number of files open.
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class SessionTrace:
         fsync: bool,
         deferred: bool,
         opener: ThreadPoolExecutor | None = None,
+        on_open: Callable[[SessionTrace], None] | None = None,
     ) -> None:
         self.builder = TraceBuilder(header)
         self.path = path
@@ -97,10 +100,16 @@ class SessionTrace:
         self._redactor = redactor
         self._fsync = fsync
         self._opener = opener
+        self._on_open = on_open
         self._opening: Future[TraceFile] | None = None
         self._writer: TraceFile | None = None
-        self._written = 0
+        self._created = False
         self._closed = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the file is open now."""
+        return self._writer is not None
 
     def flush(self) -> None:
         """Append the records not written yet (unless the trace waits to be materialized)."""
@@ -110,36 +119,49 @@ class SessionTrace:
             return
         assert self._writer is not None
         records = self.builder.records
-        if self._written < len(records):
-            self._writer.write(records[self._written :])
-            self._written = len(records)
+        if records:
+            self._writer.write(records)
+            records.clear()
+
+    def suspend(self) -> None:
+        """Close the file until the next write (which reopens it for appending)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     def _open(self) -> bool:
-        """Open the file now (no event loop) or start opening it in the helper thread (returns False)."""
+        """Open the file now, or start creating it in the helper thread (then return False)."""
         assert self.path is not None
-        if self._opening is not None:
+        if self._opening is not None and not self._created:
             return False
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        if loop is None or self._opener is None:
-            self._writer = TraceFile(self.path, self._redactor, fsync=self._fsync)
+        if self._created or loop is None or self._opener is None:
+            self._set_writer(TraceFile(self.path, self._redactor, fsync=self._fsync))
             return True
         self._opening = self._opener.submit(TraceFile, self.path, self._redactor, fsync=self._fsync)
         self._opening.add_done_callback(lambda _: loop.call_soon_threadsafe(self._opened))
         return False
 
     def _opened(self) -> None:
-        if self._closed or self._opening is None or self._writer is not None:
+        if self._closed or self._opening is None or self._created:
             return
         try:
-            self._writer = self._opening.result()
+            writer = self._opening.result()
         except OSError as exc:
             log.error("tracekit: cannot write %s: %s", self.path, exc)
             self._closed = True
             return
+        self._set_writer(writer)
         self.flush()
+
+    def _set_writer(self, writer: TraceFile) -> None:
+        self._writer = writer
+        self._created = True
+        if self._on_open is not None:
+            self._on_open(self)
 
     def materialize(self) -> None:
         """Start writing (a replay session that needed a recording of its own)."""
@@ -148,11 +170,10 @@ class SessionTrace:
 
     def close(self) -> None:
         """Write what is left and close the file."""
-        if self._writer is None and self._opening is not None:
-            self._writer = self._opening.result(timeout=30)
+        if not self._created and self._opening is not None:
+            self._set_writer(self._opening.result(timeout=30))
         self._opener = None
+        self._on_open = None
         self.flush()
         self._closed = True
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self.suspend()

@@ -44,6 +44,7 @@ class ExchangeTracker:
             exchange.stream = provider.request_stream(body)
             _, agent_messages = provider.request_conversation(body)
             thread = body.get("thread")
+            exchange.threaded = isinstance(thread, dict)
             if isinstance(thread, dict) and thread.get("type") == "continue":
                 previous_id = str(thread.get("previous_message_id") or "") or None
         else:
@@ -94,9 +95,12 @@ class ExchangeTracker:
             return None
         outcome = exchange.outcome()
         if outcome.reply is not None:
-            reply_id = (outcome.response or {}).get("id") if exchange.provider.NAME == "anthropic" else None
-            wire = [*exchange.full_messages, outcome.reply_wire or outcome.reply]
-            self.registry.advance(session, exchange.agent_chain, outcome.reply, wire, reply_id)
+            # Only a thread continuation needs the history it does not send (and the reply id it names).
+            reply_id = wire = None
+            if exchange.threaded:
+                reply_id = (outcome.response or {}).get("id")
+                wire = [*exchange.full_messages, outcome.reply_wire or outcome.reply]
+            self.registry.advance(session, exchange.agent_chain, outcome.reply, wire or [], reply_id)
         else:
             self.registry.release(session)
         final = not (outcome.retryable and outcome.error is not None)
