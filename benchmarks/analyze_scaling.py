@@ -17,9 +17,11 @@ For each size it measures, in fresh processes:
 - ``analyze``: ``tracekit analyze DIR --json OUT`` (default options: all detectors, no case library);
 - ``analyze -j2``: the same with ``--jobs 2``;
 
-wall time, and peak RSS (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a wrapper process: the
-largest process of the run). Start-up is ``tracekit analyze`` on one trace (median of 5). The marginal
-cost per trace is the slope between the smallest and the largest size, which removes start-up.
+wall time, CPU time (user + system of the run's processes, ``--jobs`` workers included) and peak RSS
+(``resource.getrusage(RUSAGE_CHILDREN)`` of a wrapper process; ru_maxrss is the largest process of the
+run). Start-up is ``tracekit analyze`` on one trace (median of 5). The marginal cost per trace is the
+slope between the smallest and the largest size, which removes start-up; it is given in CPU time, which
+other processes on a shared machine do not inflate, and in wall time.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess
 elapsed = time.perf_counter() - start
 if done.returncode != 0:
     sys.stderr.write(done.stderr.decode()); sys.exit(done.returncode)
-print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
@@ -158,11 +161,12 @@ def write_corpus(folder: Path, size: int, templates: list[list[bytes]]) -> int:
     return total
 
 
-def measure(command: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (kB) of ``command`` run from a fresh wrapper process."""
+def measure(command: list[str]) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (kB) and CPU seconds (user + system, workers included) of ``command``,
+    run from a fresh wrapper process."""
     done = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, check=True)
-    elapsed, maxrss = done.stdout.split()
-    return float(elapsed), int(maxrss)
+    elapsed, maxrss, cpu = done.stdout.split()
+    return float(elapsed), int(maxrss), float(cpu)
 
 
 def tracekit_command() -> list[str]:
@@ -187,6 +191,7 @@ def main() -> None:
     tk = tracekit_command()
 
     templates = make_templates()
+    load_before = os.getloadavg()[0]
     rows = []
     for size in sizes:
         folder = workdir / f"traces-{size}"
@@ -209,7 +214,7 @@ def main() -> None:
     startup = statistics.median(
         measure([*tk, "analyze", str(one), "--json", str(workdir / "one.json")])[0] for _ in range(5)
     )
-    report = render(rows, startup, sizes)
+    report = render(rows, startup, sizes, (load_before, os.getloadavg()[0]))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report, encoding="utf-8")
     print(report)
@@ -217,50 +222,52 @@ def main() -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def render(rows: list[dict], startup: float, sizes: list[int]) -> str:
+def render(rows: list[dict], startup: float, sizes: list[int], load: tuple[float, float]) -> str:
     first, last = rows[0], rows[-1]
     span = last["size"] - first["size"]
 
-    def slope(name: str) -> float:
-        return (last[name][0] - first[name][0]) / span if span else last[name][0] / last["size"]
+    def slope(name: str, what: int) -> float:
+        """Seconds per trace between the smallest and the largest size (what: 0 wall, 2 CPU)."""
+        return (last[name][what] - first[name][what]) / span if span else last[name][what] / last["size"]
 
-    parse_ms = slope("parse") * 1000
+    parse_cpu, parse_wall = slope("parse", 2) * 1000, slope("parse", 0) * 1000
     lines = [
         "# `tracekit analyze` scaling",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, {platform.system()}.",
+        f"Python {platform.python_version()}, {platform.system()}; load average {load[0]:.1f} before, "
+        f"{load[1]:.1f} after (a shared machine: other processes ran at the same time).",
         "",
         "Command: `python3 benchmarks/analyze_scaling.py --sizes " + ",".join(map(str, sizes)) + "`",
         "",
         "Synthetic traces, 16 tool calls each (see the script's docstring for how they are made); "
         f"{first['bytes'] / first['size'] / 1024:.1f} kB per trace file. Default options: every detector, "
-        "no case library.",
+        "no case library. Times in seconds, wall / CPU.",
         "",
-        "| traces | parse s | analyze s | analyze -j2 s | analyze / parse | peak RSS parse MB | analyze MB | -j2 MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| traces | parse | analyze | analyze -j2 | peak RSS parse | analyze | -j2 |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        lines.append(
-            f"| {row['size']:,} | {row['parse'][0]:.2f} | {row['analyze'][0]:.2f} | {row['analyze -j2'][0]:.2f} | "
-            f"{row['analyze'][0] / row['parse'][0]:.1f}x | {row['parse'][1] / 1024:.0f} | "
-            f"{row['analyze'][1] / 1024:.0f} | "
-            f"{row['analyze -j2'][1] / 1024:.0f} |"
-        )
+        cells = [f"{row[name][0]:.2f} / {row[name][2]:.2f}" for name in ("parse", "analyze", "analyze -j2")]
+        memory = [f"{row[name][1] / 1024:.0f} MB" for name in ("parse", "analyze", "analyze -j2")]
+        lines.append(f"| {row['size']:,} | " + " | ".join(cells + memory) + " |")
     lines += [
         "",
-        f"Marginal cost per trace (slope {first['size']:,} → {last['size']:,}, start-up removed):",
+        f"Marginal cost per trace (slope {first['size']:,} → {last['size']:,}, start-up removed), CPU time:",
         "",
-        f"- orjson parse: {parse_ms:.3f} ms",
-        f"- analyze: {slope('analyze') * 1000:.3f} ms = **{slope('analyze') * 1000 / parse_ms:.1f}x** the parse "
-        "(target <= 4x)",
-        f"- analyze --jobs 2: {slope('analyze -j2') * 1000:.3f} ms = "
-        f"**{slope('analyze -j2') * 1000 / parse_ms:.1f}x** the parse",
+        f"- orjson parse: {parse_cpu:.3f} ms",
+        f"- analyze: {slope('analyze', 2) * 1000:.3f} ms = **{slope('analyze', 2) * 1000 / parse_cpu:.1f}x** "
+        "the parse (target <= 4x)",
+        f"- analyze --jobs 2: {slope('analyze -j2', 2) * 1000:.3f} ms CPU in all processes",
         "",
-        f"Start-up (`tracekit analyze` on one trace, median of 5): **{startup:.2f} s** (target < 0.6 s).",
+        f"Wall time: parse {parse_wall:.3f} ms, analyze {slope('analyze', 0) * 1000:.3f} ms "
+        f"({slope('analyze', 0) * 1000 / parse_wall:.1f}x), analyze --jobs 2 {slope('analyze -j2', 0) * 1000:.3f} ms "
+        f"({slope('analyze -j2', 0) * 1000 / parse_wall:.1f}x).",
         "",
-        "Linearity (seconds per 1,000 traces, serial): "
-        + ", ".join(f"{row['size']:,}: {row['analyze'][0] / row['size'] * 1000:.2f}" for row in rows)
+        f"Start-up (`tracekit analyze` on one trace, median of 5, wall): **{startup:.2f} s** (target < 0.6 s).",
+        "",
+        "Linearity (CPU seconds per 1,000 traces, serial): "
+        + ", ".join(f"{row['size']:,}: {row['analyze'][2] / row['size'] * 1000:.2f}" for row in rows)
         + ".",
         "",
         "Memory: peak RSS of the analyze process "

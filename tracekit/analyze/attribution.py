@@ -12,7 +12,11 @@ as ``case``, ``failure_type`` (Chinese) / ``failure_kind`` (English key), ``symp
 ``fix``, plus ``clause`` (the case's Fail clause that was met, verbatim), ``also`` (other failure kinds
 seen) and ``evidence``. Only ``fail`` verdicts get a record, and only when a signal names a type.
 
-Signals come from failed checks, detector findings and judged checks that carry a ``failure_kind``.
+Signals come from detector findings (retry storms, loops, repeated calls, made-up identifiers), failed
+checks and judged checks that carry a ``failure_kind``. Count checks (too many calls, too few attempts,
+too many questions) are read as loops, deadlocks or giving up only in C4 cases, whose criteria are
+about exactly that; a run that ends without an answer is a deadlock (卡死) in a C4 case, or next to
+another signal.
 The primary type is that of the first Fail clause (in the seed's order) a signal meets; the clause's
 words decide its type. The two families, stuck (循环, 死锁) and give-up (过早放弃, 放弃无说明), need fixes in
 opposite directions and are never summed.
@@ -180,10 +184,16 @@ def collect_signals(run: CaseRun, checks: list[Check], findings: list[Finding]) 
                 else f"重试了 {len(finding.calls) + len(finding.context_calls)} 次相同的工具调用"
             )
             signals.append(Signal(kind, condition, symptom, {"calls": finding.calls, "finding": finding.kind}))
-    for name, check in failed.items():
-        signal = _count_signal(run, name, check, stuck)
-        if signal is not None:
-            signals.append(signal)
+    if run.case.dimension == "C4":  # counts mean loops, deadlocks or giving up only where C4 asks about them
+        for name, check in failed.items():
+            signal = _count_signal(run, name, check, stuck)
+            if signal is not None:
+                signals.append(signal)
+    for finding in findings:
+        if finding.kind == "repeated_call" and not any(signal.kind == "loop" for signal in signals):
+            count = len(finding.calls) + len(finding.context_calls)
+            evidence = {"calls": finding.calls, "finding": finding.kind}
+            signals.append(Signal("loop", "identical_failing", f"重复了 {count} 次相同的工具调用", evidence))
     for finding in findings:
         if finding.kind == "alternating_loop":
             cycle = "→".join(dict.fromkeys(run.graph.node(i).tool for i in finding.calls))
@@ -192,7 +202,7 @@ def collect_signals(run: CaseRun, checks: list[Check], findings: list[Finding]) 
                     "loop", "cycle", f"工具链 {cycle} 循环了若干次", {"calls": finding.calls, "finding": finding.kind}
                 )
             )
-    if not run.final_answer:
+    if not run.final_answer and (run.case.dimension == "C4" or signals):
         signals.append(
             Signal(
                 "deadlock",

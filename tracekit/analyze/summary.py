@@ -7,8 +7,9 @@ comparison). It holds:
 - totals: traces, tool calls, tool errors, unreadable lines and files;
 - verdict counts overall, per dimension (``B2``) and per category (``B2-PC``): pass / acceptable / fail /
   pending;
-- findings by kind; failure modes by kind and by family (stuck / give_up / fabrication are reported
-  side by side, never summed — seed 004); traces whose recovery was untested;
+- findings by kind; failure modes by kind (``unattributed``: failing verdicts no seed 004 mode explains)
+  and by family (stuck / give_up / fabrication are reported side by side, never summed — seed 004);
+  traces whose recovery was untested;
 - seed 004's section rates for C4 (循环检测率, 死锁恢复率, 过早放弃率, 放弃合理性);
 - ``ab``: Group A vs Group B on the case ids both groups ran (pass rate = pass / decided verdicts, and
   pass-or-acceptable rate; mean seed 003 score, steps, output tokens; per case and overall; pending
@@ -83,6 +84,8 @@ class Summary:
         self.by_dimension[verdict["dimension"]][result] += 1
         category = f"{verdict['dimension']}-{verdict['category']}" if verdict["dimension"] != "TT" else "TT"
         self.by_category[category][result] += 1
+        if result == "fail" and not verdict["failure_kind"]:
+            self.failure_modes["unattributed"] += 1
         if verdict["failure_kind"]:
             self.failure_modes[verdict["failure_kind"]] += 1
             self.failure_families[verdict["family"]] += 1
