@@ -157,9 +157,9 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
         if isinstance(record, ModelCall):
             start = times[position + 1]
             end = start + int((record.latency_ms or 0) * 1_000_000)
-            model = record.model or trace.header.model or "unknown"
+            model = record.model or trace.header.model
             span = _Span(
-                name=f"chat {model}",
+                name=f"chat {model}" if model else "chat",
                 kind=SPAN_KIND_CLIENT,
                 start=start,
                 end=end,
@@ -210,12 +210,12 @@ def _imported_chat_spans(
 ) -> list[_Span]:
     """Traces without model calls (imported transcripts): one chat span per assistant message."""
     spans = []
-    model = trace.header.model or "unknown"
+    model = trace.header.model
     for position, record in enumerate(trace.records):
         if isinstance(record, AssistantMessage):
             moment = times[position + 1]
             span = _Span(
-                name=f"chat {model}",
+                name=f"chat {model}" if model else "chat",
                 kind=SPAN_KIND_CLIENT,
                 start=moment,
                 end=moment,
