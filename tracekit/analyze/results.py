@@ -91,7 +91,7 @@ def analyze_trace(
 ) -> dict[str, Any]:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
     from tracekit.analyze.binding import CaseRun, bind_case, history_length
-    from tracekit.analyze.detectors import DetectorContext, Finding, resolve_options, run_detectors
+    from tracekit.analyze.detectors import DetectorContext, Finding, run_detectors
     from tracekit.analyze.graph import build_graph
 
     settings = settings or AnalyzeSettings()
@@ -111,7 +111,7 @@ def analyze_trace(
     graph = build_graph(calls)
     catalog = library.catalog if library is not None else None
     context = DetectorContext(graph, trace, catalog, case, history)
-    findings = run_detectors(context, settings.detector_options or _default_options(resolve_options))
+    findings = run_detectors(context, settings.detector_options or _default_detector_options())
     verdict = None
     if case is not None:
         from tracekit.analyze.verdict import build_verdict
@@ -232,10 +232,12 @@ def _judge_hook(config: Any) -> JudgeHook:
     return hook
 
 
-def _default_options(resolve: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def _default_detector_options() -> dict[str, dict[str, Any]]:
     global _OPTIONS
     if _OPTIONS is None:
-        _OPTIONS = resolve()
+        from tracekit.analyze.detectors import resolve_options
+
+        _OPTIONS = resolve_options()
     return _OPTIONS
 
 
