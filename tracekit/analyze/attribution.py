@@ -229,8 +229,7 @@ def collect_signals(run: CaseRun, checks: list[Check], findings: list[Finding]) 
         judged_kind = check.failure_kind
         if check.result == "fail" and judged_kind is not None and judged_kind in FAILURE_TYPES:
             condition = check.failure_condition or CAUSES[judged_kind][-1][0]
-            evidence = {"checks": [check.name], "judge": True}
-            signals.append(Signal(judged_kind, condition, check.evidence, evidence))
+            signals.append(Signal(judged_kind, condition, check.evidence, {"checks": [check.name], "judge": True}))
     return signals
 
 
