@@ -72,3 +72,16 @@ def test_thread_continuation_and_header_and_retry() -> None:
     named = registry.resolve("anthropic", "k9", [USER], named="team/agent 7")
     assert named.how == "header" and named.session.id == "team_agent_7"
     assert registry.resolve("anthropic", "k10", [USER], named="team/agent 7").session is named.session
+
+
+def test_a_first_attempt_never_joins_another_sessions_failed_turn() -> None:
+    registry = SessionRegistry()
+    failing = registry.resolve("anthropic", "same", [USER], retry_count=0)
+    registry.set_pending(failing.session, PendingTurn("same", 1, None))
+    other_agent = registry.resolve("anthropic", "same", [USER], retry_count=0)
+    assert other_agent.how == "new" and other_agent.session is not failing.session
+    retry = registry.resolve("anthropic", "same", [USER], retry_count=1)
+    assert (retry.session, retry.attempt) == (failing.session, 2)
+    # Clients that send no retry count: the same request after a retryable failure is taken as a retry.
+    registry.set_pending(failing.session, PendingTurn("same", 2, None))
+    assert registry.resolve("anthropic", "same", [USER]).session is failing.session

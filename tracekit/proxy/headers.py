@@ -64,9 +64,9 @@ def kept_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {name.lower(): value for name, value in headers if name.lower() in KEPT_RESPONSE_HEADERS}
 
 
-def retry_count(headers: Mapping[str, str]) -> int:
-    """The SDK's ``x-stainless-retry-count`` (0 when absent or not a number)."""
+def retry_count(headers: Mapping[str, str]) -> int | None:
+    """The SDK's ``x-stainless-retry-count`` (None when absent or not a number)."""
     try:
-        return max(0, int(headers.get(RETRY_COUNT_HEADER, "0")))
-    except ValueError:
-        return 0
+        return max(0, int(headers[RETRY_COUNT_HEADER]))
+    except (KeyError, ValueError):
+        return None

@@ -109,9 +109,12 @@ class SessionRegistry:
         *,
         named: str | None = None,
         previous_message_id: str | None = None,
-        retry_count: int = 0,
+        retry_count: int | None = None,
     ) -> Resolution:
-        """The session of a request with canonical ``messages`` (agent side, before intercepts)."""
+        """The session of a request with canonical ``messages`` (agent side, before intercepts).
+
+        ``retry_count`` is the SDK's ``x-stainless-retry-count`` (None when the client sends none): a
+        request that says it is a first attempt (0) never joins another session's failed turn."""
         if named:
             session = self._named.get(named)
             if session is None:
@@ -122,14 +125,15 @@ class SessionRegistry:
             session = self._by_reply_id.get(previous_message_id)
             if session is not None:
                 return self._within(session, "thread", key, messages, previous_message_id)
-        for session in self._by_pending_key.get(key, ()):
-            return self._within(session, "retry", key, messages, previous_message_id)
+        if retry_count != 0:
+            for session in self._by_pending_key.get(key, ()):
+                return self._within(session, "retry", key, messages, previous_message_id)
         chain = conversation_chain(messages)
         for length in range(len(chain) - 1, 0, -1):
             candidates = self._by_state.get((provider, length, chain[length - 1]))
             if candidates:
                 return self._within(candidates[0], "continuity", key, messages, None, chain)
-        if retry_count > 0:
+        if retry_count:
             for session in reversed(self.sessions):
                 if session.last_key == key and session.named is None:
                     return self._within(session, "retry", key, messages, None, chain)
