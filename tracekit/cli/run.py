@@ -37,13 +37,16 @@ if TYPE_CHECKING:
               help="Reference agent: model calls per session.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True,
               help="Reference agent: max_tokens of each model call.")
+@click.option("--drop-request-bodies", is_flag=True,
+              help="Leave each model call's request body out of the traces (replay keys stay): smaller files "
+                   "for committed examples.")
 @click.option("--summary/--no-summary", default=True, show_default=True,
               help="Analyze the run's traces and print verdicts, pass^k and the A/B pairs.")
 @click.option("--progress/--no-progress", default=True, help="Progress on stderr.")
 def run(
     cases: tuple[str, ...], model: str, provider: str, base_url: str | None, groups: str | None, repeat: int,
     concurrency: int, out_dir: Path, agent_cmd: str | None, timeout: float, cases_dir: Path, max_turns: int,
-    max_tokens: int, summary: bool, progress: bool,
+    max_tokens: int, drop_request_bodies: bool, summary: bool, progress: bool,
 ) -> None:
     """Run CASES (ids, id prefixes such as B2-TS, 'all', or case files) against a model.
 
@@ -70,7 +73,8 @@ def run(
         jobs = plan_jobs(chosen, wanted, repeat)
         settings = RunSettings(library=library, out_dir=out_dir, model=model, provider=provider, base_url=base_url,
                                agent_cmd=agent_cmd, timeout=timeout,
-                               limits=AgentLimits(max_turns=max_turns, max_tokens=max_tokens))
+                               limits=AgentLimits(max_turns=max_turns, max_tokens=max_tokens),
+                               drop_request_bodies=drop_request_bodies)
         settings.check()
     except TracekitError as exc:
         raise InputError(str(exc)) from exc

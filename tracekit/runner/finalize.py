@@ -28,12 +28,18 @@ def finalize_job(
     closing: AgentRun,
     *,
     trace_id: str,
+    drop_request_bodies: bool = False,
 ) -> Path:
     """Write the job's trace (and any extra sessions) into ``out_dir``; returns the job's trace path.
 
     ``session_files`` are the proxy's trace files of the job; the one whose session is the job's name comes
     first, the others are kept as ``<job>~2.jsonl``, ... with ``meta.extra_session`` set.
+    ``drop_request_bodies`` leaves out each model call's ``request`` body (its ``request_key``, which replay
+    matches on, stays) and says so in ``meta.request_bodies``: for example traces committed to a repository,
+    where every request re-sending the whole conversation and tool list would dominate the size.
     """
+    if drop_request_bodies:
+        header = {**header, "meta": {**(header.get("meta") or {}), "request_bodies": "dropped (request_key kept)"}}
     out_dir.mkdir(parents=True, exist_ok=True)
     ordered = sorted(session_files, key=lambda path: (_session_of(path) != job.name, path.name))
     main = out_dir / job.file_name
@@ -45,8 +51,10 @@ def finalize_job(
     for number, source in enumerate(ordered[1:], start=2):
         extra = {**header, "meta": {**(header.get("meta") or {}), "extra_session": True}}
         target = out_dir / f"{job.name}{EXTRA_SESSION_MARK}{number}.jsonl"
-        _write_atomically(target, _bound(source, extra, f"{trace_id}{EXTRA_SESSION_MARK}{number}"), closing)
-    _write_atomically(main, _bound(ordered[0], header, trace_id), closing)
+        records = _bound(source, extra, f"{trace_id}{EXTRA_SESSION_MARK}{number}")
+        _write_atomically(target, _without_requests(records) if drop_request_bodies else records, closing)
+    records = _bound(ordered[0], header, trace_id)
+    _write_atomically(main, _without_requests(records) if drop_request_bodies else records, closing)
     return main
 
 
@@ -56,6 +64,11 @@ def _bound(source: Path, header: Mapping[str, Any], trace_id: str) -> list[dict[
     fields["trace_id"] = trace_id
     lines[0] = {**lines[0], **fields, "meta": {**lines[0].get("meta", {}), **fields.get("meta", {})}}
     return lines
+
+
+def _without_requests(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in record.items() if key not in ("request", "request_raw")}
+            if record.get("kind") == "model_call" else record for record in records]
 
 
 def _header_fields(header: Mapping[str, Any]) -> dict[str, Any]:

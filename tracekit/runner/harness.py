@@ -59,6 +59,8 @@ class RunSettings:
     limits: AgentLimits = field(default_factory=AgentLimits)
     api_key: str | None = None
     cwd: str | None = None
+    drop_request_bodies: bool = False
+    """Leave model calls' request bodies out of the traces (``tracekit.runner.finalize``)."""
 
     @property
     def scripted_policy(self) -> str | None:
@@ -123,6 +125,12 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
     start = agent_start(case, job.skill_group, tools.tool_params(), library.skills, library.root)
     meta: dict[str, Any] = {"run": {"model": settings.model, "provider": settings.provider,
                                     "agent": settings.agent_cmd or "reference", "skills": start.skills}}
+    if settings.scripted_policy is not None:
+        from tracekit.runner.policies import plan_for
+
+        plan = plan_for(settings.scripted_policy, case, library.catalog)
+        meta["policy"] = {"name": settings.scripted_policy, "failure": plan.failure, "note": plan.note,
+                          "made_by": "tracekit scripted policy on the fake upstream; no model was called"}
     with ExitStack() as stack:
         upstream = stack.enter_context(_Upstream(settings, job))
         proxy = stack.enter_context(RunningProxy(ProxyConfig(upstream=upstream.url, out_dir=scratch / "traces",
@@ -153,7 +161,8 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
     header = {"case_id": case.id, "group": job.group, "repeat": job.repeat, "source": settings.source, "meta": meta}
     session_files = sorted((scratch / "traces").glob("*.jsonl"))
     trace_id = f"{job.name}@{settings.model}"
-    path = finalize_job(job, session_files, settings.out_dir, header, closing, trace_id=trace_id)
+    path = finalize_job(job, session_files, settings.out_dir, header, closing, trace_id=trace_id,
+                        drop_request_bodies=settings.drop_request_bodies)
     shutil.rmtree(scratch, ignore_errors=True)
     return JobResult(job, path, stop, error)
 

@@ -92,9 +92,9 @@ def reference_plan(case: Case, catalog: Catalog) -> Plan:
     """The plan that does what the case expects (see the module docstring)."""
     expect = case.expect
     if expect.ask_user:
-        return Plan([Say(question_text(case))], note="asks the user for what is missing")
+        return Plan([Say(question_text(case))], note="derived from expect: asks the user for what is missing")
     if expect.no_tool_call:
-        return Plan([Say(answer_text(case))], note="answers without a tool")
+        return Plan([Say(answer_text(case))], note="derived from expect: answers without a tool")
     calls = [Call(_tool_for(case, expected), derive_args(expected, _tool_for(case, expected), catalog))
              for expected in expect.calls]
     steps: list[Step] = []
@@ -111,31 +111,40 @@ def question_text(case: Case) -> str:
 
 
 def answer_text(case: Case, dialogue: Dialogue | None = None) -> str:
-    """A short answer carrying the strings the case's answer checks require."""
-    parts = []
-    if dialogue is not None and dialogue.results:
-        parts.append("根据查询结果：" + "；".join(brief(result) for result in dialogue.results[-3:]) + "。")
+    """A short answer built from the results (each one line) and the strings the answer checks require."""
+    lines = [brief(result) for result in dialogue.results[-3:]] if dialogue is not None else []
     check = case.expect.answer
-    if check is not None:
-        required = [*check.contains_all, *check.contains_any[:1]]
-        if required:
-            parts.append("要点：" + "、".join(required) + "。")
-    return "".join(parts) or "好的，这个问题不需要调用工具。"
+    if check is not None and [*check.contains_all, *check.contains_any[:1]]:
+        lines.append("要点：" + "、".join([*check.contains_all, *check.contains_any[:1]]) + "。")
+    return "\n".join(lines) or "好的，这个问题不需要调用工具。"
+
+
+#: Fields that name a result item, and fields worth quoting after the name (with their Chinese labels).
+HEADLINE_KEYS = ("title", "name", "community_name", "flight_no", "question", "city_name", "text")
+DETAIL_LABELS = {
+    "airline": "", "departure_time": "起飞 ", "weather": "", "temperature_min": "最低 ", "temperature_max": "最高 ",
+    "price": "¥", "price_cny": "¥", "total_price_wan": "总价（万）", "rating": "评分 ", "avg_rating": "评分 ",
+    "upvotes": "赞同 ", "hot": "热度 ", "city_id": "城市 ID ", "district": "", "shop": "",
+}
 
 
 def brief(result: SeenResult) -> str:
-    """One short line about a tool result (its first item's name, or that it failed)."""
+    """One readable line about a tool result: how many items and the first one, or that it failed."""
     if result.failed:
-        return f"{result.name} 没有返回可用结果"
+        return f"{result.name} 没有返回可用结果。"
     data = result.data
-    items = next((value for value in data.values() if isinstance(value, list) and value), None) \
-        if isinstance(data, dict) else None
-    first = items[0] if items and isinstance(items[0], dict) else data if isinstance(data, dict) else None
-    if isinstance(first, dict):
-        for key in ("title", "name", "community_name", "flight_no", "question", "text", "weather"):
-            if key in first:
-                return f"{result.name} 返回 {first[key]}"
-    return f"{result.name} 已返回结果"
+    if not isinstance(data, dict):
+        return f"{result.text[:80]}。"
+    items = next((value for value in data.values() if isinstance(value, list) and value), None)
+    first = items[0] if items and isinstance(items[0], dict) else None
+    subject = first if first is not None else data
+    name = next((str(subject[key]) for key in HEADLINE_KEYS if key in subject), None)
+    details = "，".join(f"{label}{subject[key]}" for key, label in DETAIL_LABELS.items()
+                        if key in subject and subject[key] not in (None, ""))
+    described = f"{name or ''}（{details}）" if details else (name or "")
+    if items:
+        return f"查到 {data.get('total', len(items))} 条结果，第一条：{described}。"
+    return f"结果：{described or result.text[:80]}。"
 
 
 def regex_example(pattern: str) -> str | None:

@@ -45,7 +45,7 @@ REFERENCE: dict[str, Plan] = {
     "B2-PC-01": Plan([
         Call("taobao_search_products", {"keyword": "AirPods Pro 2"}),
         Say("淘宝上 AirPods Pro 2：{taobao_search_products:items[0].title} ¥{taobao_search_products:items[0].price}。"),
-    ]),
+    ], note="keyword exactly as the user wrote it"),
     "B2-PC-05": Plan([
         Call("beike_search_resale_housing", {"city_id": 110000, "district": "朝阳区", "room_num": 3, "price_min": 500,
                                              "price_max": 700}),
@@ -61,7 +61,7 @@ REFERENCE: dict[str, Plan] = {
         Call("taobao_get_product_reviews", {"product_id": Ref("taobao_search_products", "items[0].product_id")}),
         Say("索尼 WH-1000XM5 平均评分 {taobao_get_product_reviews:avg_rating}（{taobao_get_product_reviews:review_count} 条评价），"
             "用户反馈：{taobao_get_product_reviews:reviews[0].content}。"),
-    ]),
+    ], note="search, take the product_id, fetch the reviews"),
     "B2-TC-04": Plan([
         Call("zhihu_search", {"keyword": "冰岛旅行攻略", "sort": "upvotes"}),
         Call("zhihu_get_article_detail", {"article_id": Ref("zhihu_search", "results[0].id")}),
@@ -124,7 +124,7 @@ REFERENCE: dict[str, Plan] = {
         Call("taobao_get_product_reviews", {"product_id": Ref("taobao_search_products", "items[0].product_id")}),
         Say("图中是索尼 WH-1000XM5：淘宝价 ¥{taobao_get_product_detail:price}，评分 {taobao_get_product_reviews:avg_rating}，"
             "评价：{taobao_get_product_reviews:reviews[0].content}。"),
-    ]),
+    ], note="recognizes the headphones, then search, detail and reviews with the found product_id"),
     "B2-MM-05": Plan([
         Say("这张照片太模糊、曝光过度，我没法可靠地认出是什么商品。可以重新拍一张清晰的照片吗？或者告诉我品牌、颜色、"
             "用途等特征，我再帮你搜索购买渠道。"),
