@@ -145,11 +145,18 @@ class LoadClients:
 
 
 async def run_session(
-    clients: LoadClients, name: str, provider: str, turns: int, seed: int, stop: asyncio.Event | None = None
+    clients: LoadClients,
+    name: str,
+    provider: str,
+    turns: int,
+    seed: int,
+    stop: asyncio.Event | None = None,
+    result: SessionResult | None = None,
 ) -> SessionResult:
-    """One agent session of ``turns`` turns (see the module docstring); ends early when ``stop`` is set."""
+    """One agent session of ``turns`` turns (see the module docstring); ends early when ``stop`` is set.
+    ``result`` (created here when not given) is filled in as the session goes."""
     rng = random.Random(f"{seed}|{name}|agent")
-    result = SessionResult(name, provider)
+    result = result or SessionResult(name, provider)
     conversation: list[dict[str, Any]] = []
     pending_tools: list[str] = []
     for turn in range(turns):
@@ -158,6 +165,8 @@ async def run_session(
         conversation.extend(_next_input(provider, name, turn, pending_tools))
         stream = rng.random() < 0.5
         for attempt in range(AGENT_ATTEMPTS):
+            if stop is not None and stop.is_set():
+                break
             headers = {"x-tracekit-session": name, TURN_HEADER: f"{name}:t{turn}:a{attempt}"}
             try:
                 if provider == "anthropic":
