@@ -58,6 +58,7 @@ def test_anthropic_sdk_the_model_sees_the_injected_failure(library: CaseLibrary,
         outcome = run_agent(start, client, tools)
     assert (outcome.stop, outcome.turns, outcome.tool_calls) == ("end_turn", 2, 1)
     # The agent ran the catalog mock (a flight list); the model saw the case's injected error instead.
+    assert outcome.messages is not None
     agent_result = outcome.messages[2]["content"][0]
     assert not agent_result.get("is_error") and "flights" in agent_result["content"]
     seen = upstream.requests[1].body["messages"][2]["content"][0]

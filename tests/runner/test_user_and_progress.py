@@ -24,7 +24,7 @@ class StubClient:
         return ModelTurn([{"type": "text", "text": self.answers[len(self.asked) - 1]}], "end_turn")
 
 
-CONVERSATION = [
+CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "我想去海岛度假"},
     {"role": "assistant", "content": [{"type": "text", "text": "请问从哪里出发？"},
                                       {"type": "tool_use", "id": "t", "name": "x", "input": {}}]},
