@@ -78,3 +78,12 @@ def test_scripted_demo_prints_verdicts_pass_k_and_pairs(tmp_path: Path) -> None:
     summary = orjson.loads((tmp_path / "run-summary.json").read_bytes())
     assert summary["summary"]["reliability"]["ks"] == [1, 2]
     assert {trial["trace"] for trial in summary["trials"]} == {path.name for path in tmp_path.glob("*.jsonl")}
+
+
+def test_a_folder_of_another_run_is_not_resumed(tmp_path: Path) -> None:
+    first = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)], {})
+    assert first.exit_code == 0
+    other = run(["B2-TS-01", "--groups", "A", "--model", "scripted:flawed", "--out", str(tmp_path)], {})
+    assert other.exit_code == 2 and "made by another run" in other.output
+    again = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)], {})
+    assert again.exit_code == 0 and "0 jobs run, 1 already complete" in again.output

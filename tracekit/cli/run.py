@@ -81,7 +81,10 @@ def run(
     if not jobs:
         raise InputError("no jobs: the chosen cases define none of the requested groups")
     bar = Progress(len(jobs), enabled=progress)
-    report = run_jobs(jobs, settings, concurrency=concurrency, progress=bar)
+    try:
+        report = run_jobs(jobs, settings, concurrency=concurrency, progress=bar)
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
     ran = len(report.results)
     click.echo(f"{ran} jobs run, {len(report.skipped)} already complete, {len(report.errors)} with errors "
                f"-> {out_dir}", err=True)

@@ -82,6 +82,17 @@ def completed_jobs(out_dir: Path) -> set[str]:
     return {path.stem for path in out_dir.glob("*.jsonl") if EXTRA_SESSION_MARK not in path.stem and is_closed(path)}
 
 
+def run_of(path: Path) -> dict[str, object]:
+    """The ``meta.run`` of a trace's header (model, provider, agent): which run made it."""
+    try:
+        with open(path, "rb") as handle:
+            header = orjson.loads(handle.readline())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    run = header.get("meta", {}).get("run") if isinstance(header, dict) else None
+    return run if isinstance(run, dict) else {}
+
+
 def is_closed(path: Path) -> bool:
     """Whether the trace file's last line is an ``agent_run`` record."""
     try:

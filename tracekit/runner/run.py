@@ -15,11 +15,12 @@ import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tracekit.runner.external import kill_live_agents
 from tracekit.runner.finalize import remove_partial
-from tracekit.runner.harness import SCRATCH_DIR, JobResult, RunSettings, run_job
-from tracekit.runner.jobs import Job, completed_jobs
+from tracekit.runner.harness import SCRATCH_DIR, JobResult, RunSettings, RunSetupError, run_job
+from tracekit.runner.jobs import Job, completed_jobs, run_of
 from tracekit.runner.progress import Progress
 
 
@@ -55,6 +56,7 @@ def run_jobs(
     remove_partial(out_dir)
     shutil.rmtree(out_dir / SCRATCH_DIR, ignore_errors=True)
     done = completed_jobs(out_dir) if resume else set()
+    _check_same_run(out_dir, done, settings)
     report = RunReport(jobs, skipped=[job for job in jobs if job.name in done])
     todo = [job for job in jobs if job.name not in done]
     if not todo:
@@ -100,3 +102,16 @@ def run_jobs(
     if not report.interrupted:
         shutil.rmtree(out_dir / SCRATCH_DIR, ignore_errors=True)
     return report
+
+
+def _check_same_run(out_dir: Path, done: set[str], settings: RunSettings) -> None:
+    """Resuming is only for the same model, provider and agent: a folder of another run is an error."""
+    wanted = {"model": settings.model, "provider": settings.provider, "agent": settings.agent_cmd or "reference"}
+    for name in sorted(done):
+        found = run_of(out_dir / f"{name}.jsonl")
+        other = {key: found.get(key) for key in wanted}
+        if other != wanted:
+            raise RunSetupError(
+                f"{out_dir / name}.jsonl was made by another run ({other}); this run is {wanted}. "
+                "Use another --out folder, or remove the old traces."
+            )
