@@ -170,7 +170,10 @@ def test_json_to_stdout(folder: Path) -> None:
     assert document["traces"][0]["trace_id"] == "loop"
 
 
-def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(tmp_path: Path) -> None:
+def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no recordings/judge here: without --judge-store no judge at all
     from tracekit.cases.loader import load_cases
     from tracekit.judge.analysis import close_judges
 

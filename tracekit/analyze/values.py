@@ -49,6 +49,8 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d*|\*)\]")
 
 
@@ -94,11 +96,18 @@ def scalar_text(value: Any) -> str | None:
 
 
 def occurs_in(value: Any, text: str) -> bool:
-    """Whether the scalar ``value`` appears in ``text`` as a whole token (``1`` does not occur in ``110000``)."""
+    """Whether the scalar ``value`` appears in ``text`` as a whole token (``1`` does not occur in ``110000``):
+    not glued to ASCII letters, digits or underscores on either side (CJK text around it is fine)."""
     needle = value if isinstance(value, str) else scalar_text(value)
-    if not needle or needle not in text:
+    if not needle:
         return False
-    return _token_pattern(needle).search(text) is not None
+    start = text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if (start == 0 or text[start - 1] not in _WORD) and (end == len(text) or text[end] not in _WORD):
+            return True
+        start = text.find(needle, start + 1)
+    return False
 
 
 def same_scalar(a: Any, b: Any) -> bool:
@@ -113,12 +122,6 @@ def is_identifier_name(name: str) -> bool:
     ``*_ids`` holds identifiers too). ``name`` may be a path: its last key decides."""
     last = re.sub(r"(\[\d*\])+$", "", name.rsplit(".", 1)[-1])
     return last in ("id", "ids") or last.endswith(("_id", "_ids"))
-
-
-@lru_cache(maxsize=4096)
-def _token_pattern(needle: str) -> re.Pattern[str]:
-    # A value is a token when not glued to letters/digits of an ASCII word; CJK text around it is fine.
-    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(needle) + r"(?![A-Za-z0-9_])")
 
 
 def _segments(path: str) -> list[str | int | None]:

@@ -62,7 +62,10 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
     attribution = attribute(run, result, all_checks, findings)
     if attribution is not None:
         scores["attribution"] = attribution
-    judge_state = "not_needed" if not run.case.uses_judge else ("missing" if judged is None else "cached")
+    judge_state = "not_needed"
+    if run.case.uses_judge:
+        decided = judged is not None and any(check.result in GRADES for check in judged)
+        judge_state = "cached" if decided else "missing"
     return {
         "result": result,
         "case": {
