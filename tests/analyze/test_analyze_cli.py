@@ -215,3 +215,14 @@ def test_reports_and_progress(folder: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (html / "index.html").is_file() and "B2-TS-02" in markdown.read_text(encoding="utf-8")
     assert "<testsuite" in junit.read_text(encoding="utf-8") and "Analyzing" in result.output
+
+
+def test_trace_paths_match_trace_files(tmp_path: Path) -> None:
+    from tracekit.analyze.results import trace_paths
+    from tracekit.trace import trace_files
+
+    for name in ["b/2.jsonl", "a-b/1.jsonl", "a/b.jsonl", "a/z/0.jsonl", "c.jsonl", "a/notes.txt", "10.jsonl"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    single = tmp_path / "c.jsonl"
+    assert trace_paths([tmp_path, single]) == [str(path) for path in trace_files([tmp_path, single])]

@@ -119,15 +119,14 @@ def _prepare(
     case_id: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
-) -> tuple[AnalyzeSettings, list[Path]]:
+) -> tuple[AnalyzeSettings, list[str]]:
     from tracekit.analyze.config import detector_options as resolve_detector_options
-    from tracekit.analyze.results import AnalyzeSettings, load_library
+    from tracekit.analyze.results import AnalyzeSettings, load_library, trace_paths
     from tracekit.errors import TracekitError
-    from tracekit.trace import trace_files
 
     try:
         options = resolve_detector_options(config_path, detector_options)
-        files = trace_files(paths)
+        files = trace_paths(paths)
         if cases_dir is not None:
             library = load_library(str(cases_dir))
             if case_id is not None and case_id not in library.cases:
@@ -160,7 +159,7 @@ def _open_output(
 
 def _run(
     stack: contextlib.ExitStack,
-    files: list[Path],
+    files: list[str],
     settings: AnalyzeSettings,
     jobs: int,
     out: IO[bytes] | None,
