@@ -32,8 +32,8 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tool-runner")
     result = CliRunner().invoke(cli, [
-        "run", "B2-TS-01", "C4-LD-01", "C4-LD-02", "--model", "scripted:reference", "--groups", "A",
-        "--out", str(out), "--agent-cmd", EXAMPLE, "--concurrency", "3", "--cases-dir", str(ROOT / "cases"),
+        "run", "B2-TS-01", "C4-LD-01", "--model", "scripted:reference", "--groups", "A",
+        "--out", str(out), "--agent-cmd", EXAMPLE, "--concurrency", "2", "--cases-dir", str(ROOT / "cases"),
         "--no-progress",
     ])
     assert result.exit_code == 0, result.output
@@ -41,7 +41,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_example_agent_runs_each_case_once_through_the_proxy(example_run: Path, library: CaseLibrary) -> None:
-    for name in ("B2-TS-01__A__r0", "C4-LD-01__A__r0", "C4-LD-02__A__r0"):
+    for name in ("B2-TS-01__A__r0", "C4-LD-01__A__r0"):
         records = lines(example_run / f"{name}.jsonl")
         header, closing = records[0], records[-1]
         assert header["session"] == name and header["source"] == "run:scripted:reference:agent-cmd"
@@ -63,9 +63,6 @@ def test_intercepted_failures_reach_the_model_and_the_trace_shows_them(example_r
         # the agent's tool answered from the catalog mock; the model saw the case's injected error
         assert "flights" in str(intercept["original"]) and "Invalid date parameter format" in intercept["injected"]
         assert result["is_error"] and result["injected"] and "Invalid date parameter format" in str(result["content"])
-    mocked = [r for r in lines(example_run / "C4-LD-02__A__r0.jsonl") if r["kind"] == "intercept"]
-    assert {r["tool"] for r in mocked} == {"weibo_search_posts", "weibo_get_post_detail", "weibo_get_post_comments"}
-    assert all(r["mode"] == "tool_mock" for r in mocked)
 
 
 def run_command(library: CaseLibrary, out: Path, command: str, timeout: float = 30) -> dict[str, Any]:

@@ -74,3 +74,11 @@ def test_the_reference_agent_replays_a_recording_exactly(name: str, library: Cas
                 if getattr(record, "kind", "") == "assistant_message"]
     assert outcome.stop == "end_turn" and outcome.turns == len(recorded)
     assert outcome.messages is not None and outcome.messages[-1]["content"] == recorded[-1].content
+
+
+def test_mocked_results_are_recorded_as_intercepts() -> None:
+    path = RECORDINGS / "reference" / "C4-LD-02__A__r0.jsonl"
+    records = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    mocked = [record for record in records if record["kind"] == "intercept"]
+    assert {r["tool"] for r in mocked} == {"weibo_search_posts", "weibo_get_post_detail", "weibo_get_post_comments"}
+    assert all(r["mode"] == "tool_mock" for r in mocked) and len(mocked) == 5
