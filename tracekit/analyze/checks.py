@@ -3,8 +3,9 @@
 One function per kind of expectation; ``evaluate_expect`` runs those the case uses, in a fixed order.
 This module holds the checks on which calls were made and how (required and forbidden calls, asking
 the user, order, data flow); ``outcome_checks`` the counts, tiers, recovery and answer checks.
-A check's result is ``pass``, ``acceptable`` or ``fail``; ``untested`` (recovery expected but no
-failure happened) and ``info`` (a note, e.g. parallel calls) never decide the verdict.
+A check's result is ``pass``, ``acceptable`` or ``fail``; ``pending`` when only the judge can settle it
+(a recovery by explanation); ``untested`` (recovery expected but no failure happened) and ``info`` (a
+note, e.g. parallel calls) never decide the verdict.
 """
 
 from __future__ import annotations
