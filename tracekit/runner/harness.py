@@ -27,7 +27,7 @@ from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.runner.agent import AgentLimits, run_agent
 from tracekit.runner.case_file import case_file_document, write_case_file
 from tracekit.runner.clients import AnthropicModelClient, ModelClient, OpenAIModelClient
-from tracekit.runner.conversation import agent_start
+from tracekit.runner.conversation import AgentStart, agent_start
 from tracekit.runner.external import PLACEHOLDER_KEY, AgentEnvironment, run_agent_command
 from tracekit.runner.finalize import finalize_job
 from tracekit.runner.jobs import Job
@@ -136,26 +136,9 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
         proxy = stack.enter_context(RunningProxy(ProxyConfig(upstream=upstream.url, out_dir=scratch / "traces",
                                                              intercepts=config_from(case))))
         if settings.agent_cmd:
-            document = case_file_document(job, start, tools, model=settings.model, provider=settings.provider,
-                                          limits=settings.limits)
-            case_file = write_case_file(scratch / "case.json", document)
-            environment = AgentEnvironment(proxy.url, job.name, str(case_file.resolve()), settings.model,
-                                           settings.provider, placeholder_keys=settings.scripted_policy is not None)
-            closing = run_agent_command(settings.agent_cmd, environment, settings.timeout, settings.cwd)
-            stop = "timeout" if closing.timed_out else f"exit {closing.exit_status}"
-            error = closing.stderr[-500:] if closing.exit_status not in (0,) else None
+            closing, stop, error = _run_external(job, settings, start, tools, proxy.url, scratch)
         else:
-            client = _client(settings, proxy.url, job.name)
-            user_client = _client(settings, upstream.url, None) if settings.scripted_policy is None else None
-            user = simulated_user_for(case.input.simulated_user, user_client)
-            if user is not None:
-                meta["simulated_user"] = type(user).__name__
-            outcome = run_agent(start, client, tools, settings.limits, user)
-            closing = AgentRun.model_validate({
-                "command": "tracekit reference agent", "exit_status": 0 if outcome.error is None else 1,
-                "duration_ms": outcome.duration_ms, "stderr": outcome.error or "", **outcome.as_record_fields(),
-            })
-            stop, error = outcome.stop, outcome.error
+            closing, stop, error = _run_reference(job, settings, start, tools, proxy.url, upstream.url, meta)
         if upstream.errors:
             error = "; ".join(upstream.errors)
     header = {"case_id": case.id, "group": job.group, "repeat": job.repeat, "source": settings.source, "meta": meta}
@@ -165,6 +148,39 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
                         drop_request_bodies=settings.drop_request_bodies)
     shutil.rmtree(scratch, ignore_errors=True)
     return JobResult(job, path, stop, error)
+
+
+def _run_external(
+    job: Job, settings: RunSettings, start: AgentStart, tools: MockToolExecutor, proxy_url: str, scratch: Path
+) -> tuple[AgentRun, str, str | None]:
+    """The ``--agent-cmd`` process for one job: case file, environment, timeout."""
+    document = case_file_document(job, start, tools, model=settings.model, provider=settings.provider,
+                                  limits=settings.limits)
+    case_file = write_case_file(scratch / "case.json", document)
+    environment = AgentEnvironment(proxy_url, job.name, str(case_file.resolve()), settings.model, settings.provider,
+                                   placeholder_keys=settings.scripted_policy is not None)
+    closing = run_agent_command(settings.agent_cmd or "", environment, settings.timeout, settings.cwd)
+    stop = "timeout" if closing.timed_out else f"exit {closing.exit_status}"
+    return closing, stop, (closing.stderr[-500:] or stop) if closing.exit_status != 0 else None
+
+
+def _run_reference(
+    job: Job, settings: RunSettings, start: AgentStart, tools: MockToolExecutor, proxy_url: str, upstream_url: str,
+    meta: dict[str, Any],
+) -> tuple[AgentRun, str, str | None]:
+    """The reference agent for one job, with the case's simulated user if it has one."""
+    client = _client(settings, proxy_url, job.name)
+    # A model-played user is harness traffic: it talks to the upstream directly and is not recorded.
+    user_client = _client(settings, upstream_url, None) if settings.scripted_policy is None else None
+    user = simulated_user_for(job.case.input.simulated_user, user_client)
+    if user is not None:
+        meta["simulated_user"] = type(user).__name__
+    outcome = run_agent(start, client, tools, settings.limits, user)
+    closing = AgentRun.model_validate({
+        "command": "tracekit reference agent", "exit_status": 0 if outcome.error is None else 1,
+        "duration_ms": outcome.duration_ms, "stderr": outcome.error or "", **outcome.as_record_fields(),
+    })
+    return closing, outcome.stop, outcome.error
 
 
 def _client(settings: RunSettings, url: str, session: str | None) -> ModelClient:
