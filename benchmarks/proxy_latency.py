@@ -212,6 +212,7 @@ def main() -> int:
     if args.serve_forwarder:
         serve_forwarder(args.serve_forwarder)
         return 0
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         port_file = Path(scratch) / "port"
         upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream", str(port_file)])
@@ -247,14 +248,16 @@ def main() -> int:
                     process.terminate()
                     process.wait(timeout=10)
     command = "python benchmarks/proxy_latency.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    report = render(results, args.requests, recorded, command)
+    report = render(results, args.requests, recorded, command, (load_before, os.getloadavg()[0]))
     print(report)
     if args.out:
         args.out.write_text(report, encoding="utf-8")
     return 0
 
 
-def render(results: dict[str, dict], requests: int, recorded: int, command: str) -> str:
+def render(
+    results: dict[str, dict], requests: int, recorded: int, command: str, load: tuple[float, float]
+) -> str:
     lines = [
         "# Proxy latency: `tracekit record` vs. the same upstream directly",
         "",
@@ -264,7 +267,9 @@ def render(results: dict[str, dict], requests: int, recorded: int, command: str)
         f"{platform.python_version()}, {os.cpu_count()} CPUs. Loopback only; {requests} measured requests per row "
         "(after warm-up); direct and proxied requests interleaved, their order rotating each round. Added = "
         "proxied minus the direct sample of the same round. "
-        f"The proxy recorded every exchange ({recorded} trace files, one per session).",
+        f"The proxy recorded every exchange ({recorded} trace files, one per session). Load average (1 min) "
+        f"{load[0]:.2f} before and {load[1]:.2f} after: other work shares the machine, so figures move between runs.",
+        "",
         "All figures in milliseconds.",
         "",
         "| what | direct median | proxied median | **added median** | added p99 | direct p99 | proxied p99 |",
