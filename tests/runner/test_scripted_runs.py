@@ -149,4 +149,4 @@ def test_ctrl_c_leaves_complete_traces_only(library: CaseLibrary, tmp_path: Path
     report = run_jobs(jobs, settings_for(library, tmp_path, "reference"), concurrency=2, job_runner=slow_job)
     assert report.interrupted
     assert completed_jobs(tmp_path) == {"B2-TS-01__A__r0"}
-    assert sorted(path.name for path in tmp_path.glob("*.jsonl")) == ["B2-TS-01__A__r0.jsonl"]
+    assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == ["B2-TS-01__A__r0.jsonl"]

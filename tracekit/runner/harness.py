@@ -61,6 +61,14 @@ class RunSettings:
     cwd: str | None = None
     drop_request_bodies: bool = False
     """Leave model calls' request bodies out of the traces (``tracekit.runner.finalize``)."""
+    scratch_dir: Path | None = None
+    """Where jobs keep their work in progress (the proxy's files, the case file); ``run_jobs`` uses a
+    temporary folder outside the run folder, so an interrupted run leaves nothing half-written in it."""
+
+    @property
+    def scratch_root(self) -> Path:
+        """``scratch_dir``, or a hidden folder of the run folder."""
+        return self.scratch_dir if self.scratch_dir is not None else self.out_dir / SCRATCH_DIR
 
     @property
     def scripted_policy(self) -> str | None:
@@ -118,7 +126,7 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
     """Run one job (see the module docstring); returns where its trace is."""
     library = settings.library
     case = job.case
-    scratch = settings.out_dir / SCRATCH_DIR / job.name
+    scratch = settings.scratch_root / job.name
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     tools = MockToolExecutor.for_case(library.catalog, case.context.tools)

@@ -1,7 +1,8 @@
 """Running the jobs of a run: resumable, concurrent, interruptible.
 
 - Jobs already complete in the output folder are skipped (``tracekit.runner.jobs.completed_jobs``);
-  temporary files and scratch folders an interrupted run left behind are removed first.
+  temporary files an interrupted run left behind are removed first. Work in progress lives in a temporary
+  folder outside the run folder, removed when the run ends or is interrupted.
 - ``concurrency`` worker threads run jobs (each with its own proxy and, for scripted models, its own fake
   upstream). The workers are daemon threads and the main thread waits in short slices, so Ctrl-C stops the
   run at once: running agent processes are killed, unfinished jobs leave no trace file (a job's trace is
@@ -10,8 +11,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +64,8 @@ def run_jobs(
     todo = [job for job in jobs if job.name not in done]
     if not todo:
         return report
+    scratch = Path(tempfile.mkdtemp(prefix="tracekit-run-"))
+    settings = dataclasses.replace(settings, scratch_dir=scratch)
     pending: queue.Queue[Job] = queue.Queue()
     for job in todo:
         pending.put(job)
@@ -99,8 +104,7 @@ def run_jobs(
     finally:
         if progress is not None:
             progress.close()
-    if not report.interrupted:
-        shutil.rmtree(out_dir / SCRATCH_DIR, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return report
 
 
