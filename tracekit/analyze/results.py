@@ -83,19 +83,25 @@ def trace_paths(paths: Iterable[str | Path]) -> list[str]:
     for item in paths:
         text = os.fspath(item)
         if os.path.isdir(text):
-            batch = [
-                os.path.join(root, name)
-                for root, _, names in os.walk(text)
-                for name in names
-                if name.endswith(TRACE_SUFFIX) and os.path.isfile(os.path.join(root, name))
-            ]
-            batch.sort(key=lambda path: path.split(os.sep))  # Path order: component by component
-            found.extend(batch)
+            _walk_sorted(text, TRACE_SUFFIX, found)
         elif os.path.isfile(text):
             found.append(text)
         else:
             raise TraceFormatError(f"{Path(text)}: no such file or folder")
     return found
+
+
+def _walk_sorted(folder: str, suffix: str, found: list[str]) -> None:
+    """Depth first, names sorted in each folder: the component-by-component order of sorted Paths,
+    without holding more than one folder's names at a time."""
+    with os.scandir(folder) as entries:
+        listed = sorted((entry.name, entry.is_dir(), entry.is_file()) for entry in entries)
+    for name, is_dir, is_file in listed:
+        path = os.path.join(folder, name)
+        if is_dir:
+            _walk_sorted(path, suffix, found)
+        elif is_file and name.endswith(suffix):
+            found.append(path)
 
 
 def load_library(cases_dir: str) -> CaseLibrary:
