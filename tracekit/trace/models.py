@@ -109,7 +109,7 @@ class ToolResult(_Record):
     """The result the model saw for one tool call (after any intercept)."""
 
     kind: Literal["tool_result"] = "tool_result"
-    call_index: int | None = Field(default=None, description="``index`` of the tool_call it answers (None if unpaired).")
+    call_index: int | None = Field(default=None, description="``index`` of the tool_call it answers (None: unpaired).")
     tool_use_id: str | None = Field(default=None, description="Provider tool_use id it answers.")
     name: str | None = Field(default=None, description="Tool name, when known.")
     content: Content = Field(description="Result content as sent to the model.")
