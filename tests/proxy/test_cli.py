@@ -44,7 +44,8 @@ def stop(process: subprocess.Popen[str]) -> tuple[int, float]:
 
 
 def test_record_announces_its_url_serves_health_and_stops_cleanly_mid_stream(tmp_path: Path) -> None:
-    slow = text_reply("慢慢地说" * 30, chunk_size=4).delayed(per_event=0.02)
+    # The second reply streams for about 6 s: longer than the proxy's grace period after SIGTERM.
+    slow = text_reply("慢慢地说" * 15, chunk_size=1).delayed(per_event=0.1)
     with FakeUpstream([text_reply("你好！"), slow]) as upstream:
         process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(tmp_path))
         try:
@@ -61,8 +62,10 @@ def test_record_announces_its_url_serves_health_and_stops_cleanly_mid_stream(tmp
             status, took = stop(process)
             streaming.join(timeout=10)
     assert status == 0 and took < 5
-    calls = [of_kind(records, "model_call") for records in trace_records(tmp_path)]
-    assert sorted(len(c) for c in calls) == [1, 1], "both exchanges were written before exiting"
+    calls = sorted((of_kind(records, "model_call") for records in trace_records(tmp_path)), key=len)
+    assert [len(c) for c in calls] == [1, 1], "both exchanges were written before exiting"
+    cut = next(c[0] for c in calls if c[0]["partial"])
+    assert cut["error"]["type"] == "proxy_stopped" and cut["sse"].startswith("event: message_start")
 
 
 def _read_stream_quietly(client: anthropic.Anthropic) -> None:

@@ -109,7 +109,7 @@ class Exchange:
     t_end: float | None = None
     failure: str | None = None
     """Transport failure: 'connect' (upstream unreachable), 'reset' (closed before a response),
-    'cut' (closed mid-body), 'fault_cut' (a stream_cut fault)."""
+    'cut' (closed mid-body), 'fault_cut' (a stream_cut fault), 'cancelled' (the proxy stopped first)."""
     failure_detail: str | None = None
     client_gone: bool = False
     fault_answer: bool = False
@@ -149,6 +149,9 @@ class Exchange:
                 error = {"type": "http_error", "message": self.body_bytes[:500].decode("utf-8", "replace")}
         if self.failure in ("connect", "reset"):
             error = {"type": "transport_error", "message": self.failure_detail or self.failure}
+        elif self.failure == "cancelled":
+            partial = True
+            error = {"type": "proxy_stopped", "message": "the proxy stopped before the exchange ended"}
         elif self.failure in ("cut", "fault_cut"):
             partial = True
             error = error or {"type": "transport_error", "message": self.failure_detail or "stream cut"}

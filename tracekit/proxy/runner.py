@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import signal
 import socket
 import sys
@@ -28,7 +29,9 @@ from aiohttp import web
 from tracekit.errors import TracekitError
 from tracekit.proxy.server import Proxy, ProxyConfig
 
-#: Seconds in-flight exchanges get to finish once a stop was asked for.
+log = logging.getLogger(__name__)
+
+#: Seconds in-flight exchanges get to finish once a stop was asked for (then they are cut and recorded).
 SHUTDOWN_GRACE = 2.0
 
 
@@ -77,27 +80,41 @@ def url_of(host: str, port: int) -> str:
 async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]:
     """Bind and start serving ``proxy`` in the running loop; returns the runner and the URL."""
     sock = _bind(host, port)
-    runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=SHUTDOWN_GRACE)
+    # In-flight exchanges are stopped by ``stop`` first; the runner's own timeout only bounds closing idle
+    # keep-alive connections.
+    runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=0.5)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner, url_of(host, sock.getsockname()[1])
 
 
+async def stop(proxy: Proxy, runner: web.AppRunner) -> None:
+    """Stop accepting, let in-flight exchanges end (cutting those that take too long), write everything."""
+    for site in list(runner.sites):
+        await site.stop()
+    await proxy.stop_exchanges(SHUTDOWN_GRACE)
+    try:
+        await asyncio.wait_for(runner.cleanup(), timeout=2.0)
+    except asyncio.TimeoutError:
+        log.warning("tracekit: the server did not stop in time; writing what was recorded")
+    await proxy.aclose()
+
+
 async def serve(proxy: Proxy, host: str, port: int, announce: Callable[[str], None]) -> None:
     """Serve until SIGTERM or SIGINT, then finish writing and return."""
-    stop = asyncio.Event()
+    stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, stopping.set)
         except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
-            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stop.set))
+            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stopping.set))
     runner, url = await start(proxy, host, port)
     announce(url)
     try:
-        await stop.wait()
+        await stopping.wait()
     finally:
-        await asyncio.wait_for(runner.cleanup(), timeout=SHUTDOWN_GRACE + 2)
+        await stop(proxy, runner)
 
 
 def announce_to_stdout(mode: str) -> Callable[[str], None]:
@@ -141,7 +158,7 @@ class RunningProxy:
             return
         try:
             if runner is not None:
-                asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=SHUTDOWN_GRACE + 5)
+                asyncio.run_coroutine_threadsafe(stop(self.proxy, runner), loop).result(timeout=SHUTDOWN_GRACE + 10)
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)

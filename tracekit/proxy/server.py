@@ -94,6 +94,8 @@ class Proxy:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
         self.upstream = UpstreamClient(config.upstream, config.redactor) if needs_upstream and config.upstream else None
         self.misses: list[str] = []
+        self._closed = False
+        self._in_flight: set[asyncio.Task[object]] = set()
 
     def app(self) -> web.Application:
         """The aiohttp application."""
@@ -114,11 +116,26 @@ class Proxy:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Finish recording and close the upstream pool and the trace files."""
+        """Finish recording and close the upstream pool and the trace files (once)."""
+        if self._closed:
+            return
+        self._closed = True
         await self.tracker.drain()
         self.tracker.close()
         if self.upstream is not None:
             await self.upstream.close()
+
+    async def stop_exchanges(self, grace: float) -> None:
+        """Give the exchanges in flight ``grace`` seconds, then cancel the rest; each is recorded either way
+        (a cancelled one as partial, ``error.type`` 'proxy_stopped')."""
+        tasks = set(self._in_flight)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=1.0)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -166,6 +183,10 @@ class Proxy:
             body = None
         headers = {name.lower(): value for name, value in request.headers.items()}
         exchange = Exchange(provider, request.path, request.query_string, raw, body, headers)
+        task = asyncio.current_task()
+        if task is not None:
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
         register_secrets(headers, self.config.redactor)
         self.tracker.begin(exchange)
         try:
@@ -173,6 +194,9 @@ class Proxy:
                 await asyncio.sleep(exchange.faults.latency_ms / 1000)
             answer = await self._answer(exchange)
             return await self._deliver(request, exchange, answer)
+        except asyncio.CancelledError:  # the proxy is stopping and this exchange ran out of time
+            exchange.failure = exchange.failure or "cancelled"
+            raise
         finally:
             if exchange.t_end is None:
                 exchange.t_end = time.perf_counter()

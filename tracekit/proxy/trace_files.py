@@ -141,7 +141,11 @@ class SessionTrace:
         if self._created or loop is None or self._opener is None:
             self._set_writer(TraceFile(self.path, self._redactor, fsync=self._fsync))
             return True
-        self._opening = self._opener.submit(TraceFile, self.path, self._redactor, fsync=self._fsync)
+        try:
+            self._opening = self._opener.submit(TraceFile, self.path, self._redactor, fsync=self._fsync)
+        except RuntimeError:  # the helper thread has stopped (the proxy is closing): open here
+            self._set_writer(TraceFile(self.path, self._redactor, fsync=self._fsync))
+            return True
         self._opening.add_done_callback(lambda _: loop.call_soon_threadsafe(self._opened))
         return False
 
