@@ -123,3 +123,17 @@ def test_replay_command_answers_hits_and_explains_a_miss(tmp_path: Path) -> None
     finally:
         status, took = stop(process)
     assert status == 0 and took < 5
+
+
+def test_a_bad_case_file_is_a_usage_error_naming_the_field(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tracekit.cli.main import cli
+
+    bad = tmp_path / "case.json"
+    bad.write_text('{"intercepts": [{"type": "tool_mock", "mocked_calls": [{"tool": "t"}]}]}', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["record", "--upstream", "http://127.0.0.1:9", "--port", "0",
+                                      "--out", str(tmp_path / "out"), "--case", str(bad)])  # fmt: skip
+    assert result.exit_code == 2
+    assert "case.json.intercepts[0].mocked_calls[0].inject_result" in result.output
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

@@ -85,3 +85,17 @@ def test_a_first_attempt_never_joins_another_sessions_failed_turn() -> None:
     # Clients that send no retry count: the same request after a retryable failure is taken as a retry.
     registry.set_pending(failing.session, PendingTurn("same", 2, None))
     assert registry.resolve("anthropic", "same", [USER]).session is failing.session
+
+
+def test_hop_by_hop_and_session_headers_are_not_forwarded_and_secrets_are_registered() -> None:
+    from tracekit.proxy.headers import upstream_request_headers
+    from tracekit.redact import Redactor
+
+    redactor = Redactor()
+    forwarded = upstream_request_headers(
+        {"connection": "keep-alive, x-private-hop", "x-private-hop": "1", "keep-alive": "timeout=5",
+         "x-tracekit-session": "s1", "host": "proxy", "content-length": "10", "x-api-key": "tk-secret-123456",
+         "anthropic-version": "2023-06-01"}, redactor,
+    )  # fmt: skip
+    assert dict(forwarded) == {"x-api-key": "tk-secret-123456", "anthropic-version": "2023-06-01"}
+    assert redactor.redact_text("key tk-secret-123456") == "key [REDACTED]"

@@ -33,9 +33,11 @@ KEPT_RESPONSE_HEADERS = frozenset({
 def upstream_request_headers(headers: Mapping[str, str], redactor: Redactor) -> CIMultiDict[str]:
     """The headers to send upstream; registers secret values with ``redactor`` on the way."""
     forwarded: CIMultiDict[str] = CIMultiDict()
+    # Headers the Connection header names are hop-by-hop too (RFC 9110, section 7.6.1).
+    named = {token.strip().lower() for token in headers.get("connection", headers.get("Connection", "")).split(",")}
     for name, value in headers.items():
         lower = name.lower()
-        if lower in _NOT_FORWARDED_REQUEST:
+        if lower in _NOT_FORWARDED_REQUEST or lower in named:
             continue
         if lower in SECRET_HEADERS:
             redactor.add_secret(value)
