@@ -77,3 +77,33 @@ def test_a_judge_error_never_passes_the_case(tmp_path: Path) -> None:
 
     assert verdict["result"] != "pass"
     assert verdict["judged_checks"][0]["judge"]["status"] == "error"
+
+
+def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    from tracekit.analyze.results import build_results
+    from tracekit.judge.analysis import close_judges
+
+    traces = tmp_path / "traces"
+    run_trace(traces, case("Q1-TF-01"), [answer("大约 8999 元。")], "fabricated")
+    run_trace(traces, case("C4-AR-01"), [answer("搜索不到。")], "unexplained")
+    run_trace(traces, case("B2-TS-01"), [answer("好的。")], "auto-only")
+    files = sorted(traces.glob("*.jsonl"))
+    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=upstream.url)
+    settings = AnalyzeSettings(cases_dir=str(CASES), judge=config)
+
+    def verdicts() -> list[Any]:
+        close_judges()  # a new run: nothing remembered but the store
+        return [entry["verdict"] for entry in build_results(files, settings)["traces"]]
+
+    first = verdicts()
+    calls = len(upstream.requests)
+    second = verdicts()
+
+    assert calls == 2 and len(upstream.requests) == 2
+    for before, after in zip(first, second, strict=True):
+        for check in [*(before["judged_checks"] or []), *(after["judged_checks"] or [])]:
+            check["judge"].pop("source")
+        assert before == after
+    assert [verdict["result"] for verdict in first] == ["fail", "fail", "fail"]  # auto-only: no search_flights
