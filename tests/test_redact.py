@@ -25,3 +25,13 @@ def test_key_formats_and_registered_values_are_replaced() -> None:
 def test_regex_secrets_and_short_values() -> None:
     redactor = Redactor(secrets=["re:acct-[0-9]{6}", "short"])
     assert redactor.redact_text("id acct-123456 short") == f"id {REPLACEMENT} short"
+
+
+def test_unusable_pattern_is_a_clear_error() -> None:
+    import pytest
+
+    from tracekit.errors import TracekitError
+
+    with pytest.raises(TracekitError, match="scoped"):
+        Redactor(secrets=["re:(?i)token"])
+    assert Redactor(secrets=["re:(?i:token-[0-9]+)"]).redact_text("TOKEN-42") == REPLACEMENT

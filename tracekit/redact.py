@@ -20,13 +20,15 @@ import re
 import threading
 from collections.abc import Iterable
 
+from tracekit.errors import TracekitError
+
 REPLACEMENT = "[REDACTED]"
 
 # Key formats: Anthropic keys start "sk-ant-", OpenAI keys "sk-" / "sk-proj-" (per their docs).
 DEFAULT_PATTERNS: tuple[str, ...] = (
     r"sk-ant-[A-Za-z0-9_\-]{8,}",
     r"sk-(?:proj-)?[A-Za-z0-9_\-]{16,}",
-    r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*",
+    r"(?i:(?<=bearer ))[A-Za-z0-9._~+/\-]{8,}=*",
 )
 
 #: Request headers whose values are secrets: never written, and registered as secrets when seen.
@@ -48,6 +50,13 @@ class Redactor:
     def add_secret(self, value: str) -> None:
         """Register a literal secret (``re:`` prefix: a regular expression). Short values are ignored."""
         if value.startswith("re:"):
+            try:
+                re.compile(f"x|(?:{value[3:]})")
+            except re.error as exc:
+                raise TracekitError(
+                    f"secret pattern {value!r} is not a usable regular expression ({exc}); "
+                    "write flags scoped, e.g. (?i:token-[0-9]+)"
+                ) from exc
             with self._lock:
                 self._patterns.append(value[3:])
                 self._compiled = None
@@ -73,10 +82,7 @@ class Redactor:
                 alternatives = [re.escape(s) for s in sorted(self._secrets, key=len, reverse=True)]
                 alternatives += [f"(?:{p})" for p in self._patterns]
                 source = "|".join(alternatives) or r"(?!x)x"
-                # Inline flags such as (?i) must lead the whole expression in Python.
-                flags = re.IGNORECASE if "(?i)" in source else 0
-                source = source.replace("(?i)", "")
-                compiled = (re.compile(source, flags), re.compile(source.encode(), flags))
+                compiled = (re.compile(source), re.compile(source.encode()))
                 self._compiled = compiled
         return compiled
 
