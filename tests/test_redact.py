@@ -35,3 +35,13 @@ def test_unusable_pattern_is_a_clear_error() -> None:
     with pytest.raises(TracekitError, match="scoped"):
         Redactor(secrets=["re:(?i)token"])
     assert Redactor(secrets=["re:(?i:token-[0-9]+)"]).redact_text("TOKEN-42") == REPLACEMENT
+
+
+def test_text_without_any_needle_is_returned_as_is_and_mixed_case_bearer_still_caught() -> None:
+    redactor = Redactor(secrets=["literal-secret-value"])
+    text = "nothing to see here " * 100
+    assert redactor.redact_text(text) is text
+    assert REPLACEMENT in redactor.redact_text("Authorization: BEARER abcdefghijkl")
+    assert redactor.redact_bytes(b"x literal-secret-value y") == f"x {REPLACEMENT} y".encode()
+    custom = Redactor(secrets=["re:acct-[0-9]{6}"])
+    assert custom.redact_text("acct-123456") == REPLACEMENT

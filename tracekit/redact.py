@@ -19,6 +19,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from tracekit.errors import TracekitError
 
@@ -30,6 +31,10 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"sk-(?:proj-)?[A-Za-z0-9_\-]{16,}",
     r"(?i:(?<=bearer ))[A-Za-z0-9._~+/\-]{8,}=*",
 )
+
+#: Text that each default pattern needs in order to match. Text containing none of these (nor a
+#: registered secret) is returned without running the regular expression: most of what tracekit writes.
+_DEFAULT_NEEDLES = ("sk-", "earer ", "EARER ")
 
 #: Request headers whose values are secrets: never written, and registered as secrets when seen.
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "set-cookie", "proxy-authorization",
@@ -43,7 +48,7 @@ class Redactor:
         self._patterns = list(patterns)
         self._secrets: set[str] = set()
         self._lock = threading.Lock()
-        self._compiled: tuple[re.Pattern[str], re.Pattern[bytes]] | None = None
+        self._compiled: _Compiled | None = None
         for secret in secrets:
             self.add_secret(secret)
 
@@ -69,22 +74,46 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced."""
-        return self._regexes()[0].sub(REPLACEMENT, text)
+        compiled = self._compile()
+        if compiled.text_needles is not None and not any(n in text for n in compiled.text_needles):
+            return text
+        return compiled.text.sub(REPLACEMENT, text)
 
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` (UTF-8) with every secret replaced."""
-        return self._regexes()[1].sub(REPLACEMENT.encode(), data)
+        compiled = self._compile()
+        if compiled.byte_needles is not None and not any(n in data for n in compiled.byte_needles):
+            return data
+        return compiled.binary.sub(_REPLACEMENT_BYTES, data)
 
-    def _regexes(self) -> tuple[re.Pattern[str], re.Pattern[bytes]]:
+    def _compile(self) -> _Compiled:
         compiled = self._compiled
         if compiled is None:
             with self._lock:
                 alternatives = [re.escape(s) for s in sorted(self._secrets, key=len, reverse=True)]
                 alternatives += [f"(?:{p})" for p in self._patterns]
                 source = "|".join(alternatives) or r"(?!x)x"
-                compiled = (re.compile(source), re.compile(source.encode()))
+                needles: tuple[str, ...] | None = None
+                if all(p in DEFAULT_PATTERNS for p in self._patterns):  # a custom regex: always scan
+                    needles = (*_DEFAULT_NEEDLES, *self._secrets) if self._patterns else tuple(self._secrets)
+                compiled = _Compiled(
+                    re.compile(source),
+                    re.compile(source.encode()),
+                    needles,
+                    tuple(n.encode() for n in needles) if needles is not None else None,
+                )
                 self._compiled = compiled
         return compiled
+
+
+class _Compiled(NamedTuple):
+    text: re.Pattern[str]
+    binary: re.Pattern[bytes]
+    text_needles: tuple[str, ...] | None
+    byte_needles: tuple[bytes, ...] | None
+
+
+_REPLACEMENT_BYTES = REPLACEMENT.encode()
 
 
 def _secret_parts(value: str) -> list[str]:

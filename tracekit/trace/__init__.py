@@ -2,7 +2,7 @@
 
 from tracekit.trace.builder import TraceBuilder, message_fingerprint
 from tracekit.trace.canonical import canonical_json, content_hash, parse_json_arguments
-from tracekit.trace.io import ReadProblem, TraceWriter, iter_records, trace_files, write_trace
+from tracekit.trace.io import ReadProblem, TraceWriter, iter_records, read_records, trace_files, write_trace
 from tracekit.trace.models import (
     FORMAT_VERSION,
     AgentRun,
@@ -49,6 +49,7 @@ __all__ = [
     "load_trace",
     "message_fingerprint",
     "parse_json_arguments",
+    "read_records",
     "trace_files",
     "write_trace",
 ]

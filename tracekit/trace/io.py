@@ -86,42 +86,94 @@ def write_trace(path: str | Path, records: Iterable[BaseModel], *, redactor: Red
     return path
 
 
+def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
+    """All the validated records of one trace file, as ``iter_records`` yields them.
+
+    A whole, intact file of the current format is validated in one pass straight from its bytes
+    (pydantic-core parses the JSON itself: about twice as fast as orjson plus validating dicts); any
+    other file, or one with a bad line, goes through ``iter_records``, which says what is wrong where.
+    """
+    with open(path, "rb") as handle:
+        small = os.fstat(handle.fileno()).st_size <= _WHOLE_FILE_LIMIT
+        data = handle.read() if small else b""
+    if small and data.endswith(b"\n"):
+        first = data[: data.find(b"\n")]
+        try:
+            header = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("kind") == "header" and header_format(header) == FORMAT_VERSION:
+            validate_json = _RECORD.validator.validate_json
+            try:
+                return [validate_json(line) for line in data.split(b"\n") if line.strip()]
+            except ValidationError:
+                pass
+    return list(iter_records(path, problems))
+
+
 def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]:
     """Yield the validated records of one trace file, appending unreadable lines to ``problems``.
 
     The first readable record must be the header; if the header line itself is damaged, a header is
     made up from the file name (and reported) so that the rest of the trace is still read. Raises
     ``TraceFormatError`` only for a file written by a newer tracekit.
+
+    Lines of the current format are validated straight from their bytes (pydantic-core parses the JSON
+    itself, which is about twice as fast as parsing with orjson and validating the dict); a line that
+    fails is parsed again with orjson to say exactly what is wrong with it.
     """
     name = str(path)
     file_format: int | None = None
+    validate_json = _RECORD.validator.validate_json
+    for number, line, torn in _numbered_lines(path):
+        if file_format == FORMAT_VERSION:
+            try:
+                yield validate_json(line)
+                continue
+            except ValidationError:
+                pass  # explained below, on the slow path
+        try:
+            raw = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            what = "torn last line (the writer stopped mid-record)" if torn else f"not JSON ({exc})"
+            problems.append(ReadProblem(name, number, what))
+            continue
+        if not isinstance(raw, dict):
+            problems.append(ReadProblem(name, number, f"expected a JSON object, got {type(raw).__name__}"))
+            continue
+        if file_format is None:
+            if raw.get("kind") == "header":
+                file_format = header_format(raw)
+            else:
+                problems.append(ReadProblem(name, number, "no header record before this line; assumed one"))
+                file_format = FORMAT_VERSION
+                yield Header(trace_id=Path(name).stem)
+        if file_format != FORMAT_VERSION:
+            raw = upgrade_record(raw, file_format, f"{name}:{number}")
+        try:
+            yield _RECORD.validate_python(raw)
+        except ValidationError as exc:
+            problems.append(ReadProblem(name, number, _describe(exc)))
+
+
+#: Files up to this size are read in one call (fast); larger ones line by line (flat memory).
+_WHOLE_FILE_LIMIT = 32 * 1024 * 1024
+
+
+def _numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, line, torn)`` for every non-blank line of a file; ``torn`` marks a last line
+    with no newline after it (the writer stopped mid-record)."""
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            torn = not line.endswith(b"\n")
-            try:
-                raw = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                what = "torn last line (the writer stopped mid-record)" if torn else f"not JSON ({exc})"
-                problems.append(ReadProblem(name, number, what))
-                continue
-            if not isinstance(raw, dict):
-                problems.append(ReadProblem(name, number, f"expected a JSON object, got {type(raw).__name__}"))
-                continue
-            if file_format is None:
-                if raw.get("kind") == "header":
-                    file_format = header_format(raw)
-                else:
-                    problems.append(ReadProblem(name, number, "no header record before this line; assumed one"))
-                    file_format = FORMAT_VERSION
-                    yield Header(trace_id=Path(name).stem)
-            if file_format != FORMAT_VERSION:
-                raw = upgrade_record(raw, file_format, f"{name}:{number}")
-            try:
-                yield _RECORD.validate_python(raw)
-            except ValidationError as exc:
-                problems.append(ReadProblem(name, number, _describe(exc)))
+        if os.fstat(handle.fileno()).st_size > _WHOLE_FILE_LIMIT:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line, not line.endswith(b"\n")
+            return
+        pieces = handle.read().split(b"\n")
+    last = len(pieces) - 1  # the piece after the final newline: empty unless the last line is torn
+    for index, line in enumerate(pieces):
+        if line.strip():
+            yield index + 1, line, index == last
 
 
 def trace_files(paths: Iterable[str | Path]) -> list[Path]:

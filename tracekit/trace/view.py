@@ -6,16 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from tracekit.errors import TraceFormatError
-from tracekit.trace.io import ReadProblem, iter_records
-from tracekit.trace.models import (
-    AssistantMessage,
-    Header,
-    ModelCall,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-)
+from tracekit.trace.io import ReadProblem, read_records
+from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult
 
 
 @dataclass
@@ -61,66 +56,72 @@ class TraceStats:
 
 @dataclass
 class Trace:
-    """One agent session: its header, its records in order, and any lines that could not be read."""
+    """One agent session: its header, its records in order, and any lines that could not be read.
+
+    A loaded trace is read-only: the records are indexed by kind on first use.
+    """
 
     header: Header
     records: list[Any]
     path: Path | None = None
     problems: list[ReadProblem] = field(default_factory=list)
+    _by_kind: dict[str, list[Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def trace_id(self) -> str:
         return self.header.trace_id
 
-    def of_kind(self, kind: type) -> list[Any]:
+    def kind(self, name: str) -> list[Any]:
+        """The records whose ``kind`` is ``name`` (e.g. ``"tool_call"``), in order; indexed once."""
+        if self._by_kind is None:
+            by_kind: dict[str, list[Any]] = {}
+            for record in self.records:
+                by_kind.setdefault(record.kind, []).append(record)
+            self._by_kind = by_kind
+        return self._by_kind.get(name, [])
+
+    def of_kind(self, kind: type[BaseModel]) -> list[Any]:
         """The records of one record class, in order."""
-        return [record for record in self.records if isinstance(record, kind)]
+        return self.kind(kind.model_fields["kind"].default)
 
     def calls(self, history_messages: int = 0) -> list[Call]:
         """Tool calls in order, each paired with its result; calls issued within the first
         ``history_messages`` messages are marked ``history``."""
         results: dict[int, ToolResult] = {}
-        for record in self.records:
-            if isinstance(record, ToolResult) and record.call_index is not None:
-                results.setdefault(record.call_index, record)
+        for result in self.kind("tool_result"):
+            if result.call_index is not None:
+                results.setdefault(result.call_index, result)
         return [
-            Call(record, results.get(record.index), record.message_index < history_messages)
-            for record in self.records
-            if isinstance(record, ToolCall)
+            Call(call, results.get(call.index), call.message_index < history_messages)
+            for call in self.kind("tool_call")
         ]
 
     def final_answer(self) -> str:
         """Text of the last assistant message (the agent's answer to the user)."""
-        for record in reversed(self.records):
-            if isinstance(record, AssistantMessage) and record.text:
-                return record.text
+        for message in reversed(self.kind("assistant_message")):
+            text = message.text
+            if text:
+                return str(text)
         return ""
 
     def message_count(self) -> int:
         """Number of conversation messages (user, assistant, and tool-result carriers)."""
-        indexes = {
-            record.message_index
-            for record in self.records
-            if isinstance(record, (UserMessage, AssistantMessage, ToolCall, ToolResult))
-        }
-        return len(indexes)
+        kinds = ("user_message", "assistant_message", "tool_call", "tool_result")
+        return len({record.message_index for kind in kinds for record in self.kind(kind)})
 
     def stats(self) -> TraceStats:
         """LLM calls, tool calls, tool errors and token totals."""
         stats = TraceStats()
-        model_calls = [r for r in self.records if isinstance(r, ModelCall)]
+        model_calls: list[ModelCall] = self.kind("model_call")
         if model_calls:
             stats.llm_calls = len(model_calls)
             for call in model_calls:
                 stats.input_tokens += call.usage.input_tokens or 0
                 stats.output_tokens += call.usage.output_tokens or 0
         else:
-            stats.llm_calls = sum(1 for r in self.records if isinstance(r, AssistantMessage))
-        for record in self.records:
-            if isinstance(record, ToolCall):
-                stats.tool_calls += 1
-            elif isinstance(record, ToolResult) and record.is_error:
-                stats.tool_errors += 1
+            stats.llm_calls = len(self.kind("assistant_message"))
+        stats.tool_calls = len(self.kind("tool_call"))
+        stats.tool_errors = sum(1 for result in self.kind("tool_result") if result.is_error)
         return stats
 
 
@@ -131,7 +132,7 @@ def load_trace(path: str | Path) -> Trace:
     """
     path = Path(path)
     problems: list[ReadProblem] = []
-    records = list(iter_records(path, problems))
+    records = read_records(path, problems)
     if not records:
         detail = f" ({problems[0].message})" if problems else ""
         raise TraceFormatError(f"{path}: no readable trace record{detail}")
