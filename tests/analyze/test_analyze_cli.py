@@ -173,7 +173,8 @@ def test_json_to_stdout(folder: Path) -> None:
 def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no recordings/judge here: without --judge-store no judge at all
+    # Independent of the repository's recordings/judge: the working folder has none, every store is a tmp one.
+    monkeypatch.chdir(tmp_path)
     from tracekit.cases.loader import load_cases
     from tracekit.judge.analysis import close_judges
 
@@ -186,16 +187,37 @@ def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(
     write(case_trace(case, steps, trace_id="ar1"), traces / "ar1.jsonl")
     store, out = tmp_path / "judge", tmp_path / "r.json"
 
-    def verdict(*args: str) -> dict[str, Any]:
+    def analyzed(*args: str) -> dict[str, Any]:
         assert run(str(traces), "--cases", str(CASES), "--json", str(out), *args).exit_code == 0
-        return json.loads(out.read_text(encoding="utf-8"))["traces"][0]["verdict"]
+        return dict(json.loads(out.read_text(encoding="utf-8")))
 
-    assert (verdict("--judge-store", str(store))["result"], verdict()["judge"]) == ("pending", "missing")
+    def verdict(*args: str) -> dict[str, Any]:
+        return dict(analyzed(*args)["traces"][0]["verdict"])
+
+    no_judge, empty_store = verdict(), verdict("--judge-store", str(store))
+    assert (no_judge["result"], no_judge["judge"], no_judge["judged_checks"]) == ("pending", "pending", None)
+    assert (empty_store["result"], empty_store["judge"]) == ("pending", "pending")
+    assert empty_store["judged_checks"][0]["result"] == "pending" and empty_store["parts"]["judge"] == "pending"
+    offline = verdict("--judge-store", str(store), "--judge-model", "scripted:judge", "--judge-offline")
+    assert offline["result"] == "pending" and not store.exists()  # named model, but never called
     judged = verdict("--judge-store", str(store), "--judge-model", "scripted:judge")
-    assert judged["judge"] == "cached" and judged["judged_checks"][0]["check"] == "judge"
+    assert judged["judge"] == "new" and judged["judged_checks"][0]["check"] == "judge"
+    assert judged["parts"]["judge"] == judged["result"] != "pending"
+    assert judged["parts"]["judge_model"] == "scripted:judge" and judged["parts"]["auto"] is None  # judge only
     close_judges()  # a new run reads the store afresh, as a new process would
     kept = verdict("--judge-store", str(store))  # offline: the kept verdict, no model named
-    assert kept["result"] == judged["result"] != "pending"
+    assert (kept["result"], kept["judge"]) == (judged["result"], "kept")
+
+    # The kept exchanges are trace files too; in an analyzed folder they are counted apart, not listed.
+    (traces / "judge").mkdir()
+    for kept_file in store.rglob("*.jsonl"):
+        (traces / "judge" / kept_file.name).write_bytes(kept_file.read_bytes())
+    document = analyzed("--judge-store", str(store))
+    assert [entry["trace_id"] for entry in document["traces"]] == ["ar1"]
+    assert document["summary"]["skipped_judge_exchanges"] == 1 and document["summary"]["traces"] == 1
+    [named] = sorted((traces / "judge").glob("*.jsonl"))
+    assert run(str(named), "--json", str(out)).exit_code == 0  # named on its own: analyzed as a trace
+    assert len(json.loads(out.read_text(encoding="utf-8"))["traces"]) == 1
 
 
 def test_reports_and_progress(folder: Path, tmp_path: Path) -> None:

@@ -212,6 +212,9 @@ def test_decide_and_the_judge_hook() -> None:
     assert decide([passed], needs_judge=True, judged=[Check("judge", "acceptable", "")]) == "acceptable"
     assert decide([Check("r", "pending", "")], needs_judge=False, judged=None) == "pending"
     assert decide([Check("u", "untested", ""), Check("i", "info", "")], needs_judge=False, judged=None) == "pass"
+    errored = [Check("judge", "error", "the judge's answer holds no JSON object")]
+    assert decide([passed], needs_judge=True, judged=errored) == "pending"  # an error never passes
+    assert decide([passed, failed], needs_judge=True, judged=errored) == "fail"  # a machine failure stands
 
     case = make_case({"calls": [{"tool": "a"}]}, scoring="auto+judge", judge={"rubric": "看回答"})
     run = run_of(case, [call("a", {}), say("好")])
@@ -223,8 +226,11 @@ def test_decide_and_the_judge_hook() -> None:
         return [Check("judge", "fail", "编造了数据", failure_kind="fabrication")]
 
     verdict = build_verdict(run, [], judge)
-    assert seen == [1] and verdict["result"] == "fail" and verdict["judge"] == "cached"
+    assert seen == [1] and verdict["result"] == "fail" and verdict["judge"] == "judged"  # the hook names no source
+    assert verdict["parts"] == {"auto": "pass", "judge": "fail", "judge_model": None, "judge_template": None}
     assert verdict["scores"]["attribution"]["failure_kind"] == "fabrication"
+    error = build_verdict(run, [], lambda run, machine: [Check("judge", "error", "unparseable")])
+    assert (error["result"], error["judge"], error["parts"]["judge"]) == ("pending", "error", "error")
 
 
 def test_unknown_case_id_is_a_problem_not_a_crash(tmp_path: Any) -> None:

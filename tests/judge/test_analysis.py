@@ -75,8 +75,8 @@ def test_a_judge_error_never_passes_the_case(tmp_path: Path) -> None:
     with FakeUpstream([text_reply("通过")]) as fake:
         verdict = analyze(trace, JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=fake.url))
 
-    assert verdict["result"] != "pass"
-    assert verdict["judged_checks"][0]["judge"]["status"] == "error"
+    assert verdict["result"] == "pending" and verdict["judge"] == "error"
+    assert verdict["judged_checks"][0]["result"] == verdict["judged_checks"][0]["judge"]["status"] == "error"
 
 
 def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
@@ -102,8 +102,19 @@ def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
     second = verdicts()
 
     assert calls == 2 and len(upstream.requests) == 2
+    assert [verdict["judge"] for verdict in first] == ["not_needed", "new", "new"]
+    assert [verdict["judge"] for verdict in second] == ["not_needed", "kept", "kept"]
     for before, after in zip(first, second, strict=True):
-        for check in [*(before["judged_checks"] or []), *(after["judged_checks"] or [])]:
-            check["judge"].pop("source")
+        for verdict in (before, after):
+            verdict.pop("judge")
+            for check in verdict["judged_checks"] or []:
+                check["judge"].pop("source")
         assert before == after
     assert [verdict["result"] for verdict in first] == ["fail", "fail", "fail"]  # auto-only: no search_flights
+
+
+def test_analysis_knows_the_judge_source_without_importing_the_judge() -> None:
+    from tracekit.analyze.results import JUDGE_SOURCE as SKIPPED
+    from tracekit.judge.transport import JUDGE_SOURCE
+
+    assert SKIPPED == JUDGE_SOURCE

@@ -4,8 +4,9 @@ One function per kind of expectation; ``evaluate_expect`` runs those the case us
 This module holds the checks on which calls were made and how (required and forbidden calls, asking
 the user, order, data flow); ``outcome_checks`` the counts, tiers, recovery and answer checks.
 A check's result is ``pass``, ``acceptable`` or ``fail``; ``pending`` when only the judge can settle it
-(a recovery by explanation); ``untested`` (recovery expected but no failure happened) and ``info`` (a
-note, e.g. parallel calls) never decide the verdict.
+(a recovery by explanation); ``error`` when the judge's answer could not be used (never a pass: it leaves
+the verdict undecided, like ``pending``); ``untested`` (recovery expected but no failure happened) and
+``info`` (a note, e.g. parallel calls) never decide the verdict.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ if TYPE_CHECKING:
     from tracekit.analyze.graph import CallNode
     from tracekit.cases import ExpectedCall
 
-CheckResult = Literal["pass", "acceptable", "fail", "pending", "untested", "info"]
+CheckResult = Literal["pass", "acceptable", "fail", "pending", "error", "untested", "info"]
 
 #: How a ``forbidden_calls`` note marks a seed 003 parameter rule (cases/traps/SCORING.md).
 PARAMETER_RULE_NOTE = "参数语义规则"
 
 #: Results that decide a verdict, worst last.
 GRADES: tuple[CheckResult, ...] = ("pass", "acceptable", "fail")
+#: Results that leave a verdict undecided (``pending``) unless another check fails.
+UNDECIDED: tuple[CheckResult, ...] = ("pending", "error")
 
 
 @dataclass

@@ -5,10 +5,14 @@ flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in
 entries still come out in input order. The document::
 
     {"tracekit": "<version>",
-     "traces": [{"trace_id", "session", "source", "meta", "case_id", "group", "repeat", "stats",
+     "traces": [{"trace_id", "session", "source", "meta", "case_id", "run", "group", "repeat", "stats",
                  "tool_calls", "findings", "verdict", "problems"}, ...],
      "problems": ["file:line: what", ...],
      "summary": {...}}
+
+The judge's own kept exchanges (trace files whose header says ``source: "judge"``, e.g. under
+``recordings/judge/``) are not agent sessions: found in a folder they are left out of ``traces[]`` and
+counted as ``summary.skipped_judge_exchanges``; a judge file named on its own is analyzed like any trace.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary
 
 _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
+#: ``Header.source`` of the judge's kept exchanges (``tracekit.judge.transport.JUDGE_SOURCE``, without
+#: importing the judge for every analysis).
+JUDGE_SOURCE = "judge"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,8 @@ class AnalyzeSettings:
     """Resolved detector options ({kind: {key: value}}); None: the defaults."""
     judge: Any = None
     """A ``tracekit.judge.JudgeConfig`` for cases scored by the judge; None: their verdicts stay pending."""
+    named_files: frozenset[str] = frozenset()
+    """Files named one by one (not found in a folder): analyzed even when they are judge exchanges."""
 
 
 @dataclass
@@ -57,6 +66,8 @@ class FileOutcome:
     small: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     error: str | None = None
+    skipped: str | None = None
+    """Why the file was left out of ``traces[]`` (a kept judge exchange), when it was."""
 
 
 @dataclass
@@ -114,6 +125,23 @@ def load_library(cases_dir: str) -> CaseLibrary:
     return library
 
 
+def run_name(source: str | None, model: str | None) -> str | None:
+    """The run a trace belongs to, from its header: what made it (``source``) and with which model.
+
+    Traces of one run of a case library share it, so that (run, case, group) names a task and traces of
+    the same task with different ``repeat`` are its repeats; two runs of the library (two models, or a
+    reference and a flawed policy) are never mixed.
+
+    >>> run_name("run:scripted:reference", "scripted:reference"), run_name("run:reference-agent", "claude-x")
+    ('run:scripted:reference', 'run:reference-agent/claude-x')
+    >>> run_name("proxy", None), run_name(None, "gpt-x"), run_name(None, None)
+    ('proxy', 'gpt-x', None)
+    """
+    if source and model and model not in source:
+        return f"{source}/{model}"
+    return source or model or None
+
+
 def analyze_trace(
     trace: Trace,
     settings: AnalyzeSettings | None = None,
@@ -166,6 +194,7 @@ def analyze_trace(
         "source": str(trace.path) if trace.path is not None else None,
         "meta": header.meta,
         "case_id": case.id if case is not None else header.case_id,
+        "run": run_name(header.source, header.model),
         "group": header.group,
         "repeat": header.repeat,
         "stats": asdict(trace.stats()),
@@ -180,11 +209,14 @@ def analyze_trace(
 
 
 def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
-    """Load and analyze one trace file; an unreadable file is reported in the outcome, not raised."""
+    """Load and analyze one trace file; an unreadable file is reported in the outcome, not raised, and a kept
+    judge exchange found in a folder is skipped (``FileOutcome.skipped``)."""
     try:
         trace = load_trace(path)
     except (TracekitError, OSError) as exc:
         return FileOutcome(path, error=str(exc) if isinstance(exc, TracekitError) else f"{path}: {exc}")
+    if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
+        return FileOutcome(path, skipped="judge exchange")
     from tracekit.redact import default_redactor
 
     entry = analyze_trace(trace, settings)
@@ -234,6 +266,9 @@ def write_results(
         if outcome.error is not None:
             summary.add_unreadable()
             problems.append(outcome.error)
+            continue
+        if outcome.skipped is not None:
+            summary.add_skipped_judge_exchange()
             continue
         assert outcome.small is not None and outcome.entry is not None
         summary.add(outcome.small)

@@ -4,7 +4,7 @@ Each analyzed trace is reduced to a small ``digest`` (in the worker process when
 summary keeps counters, plus one short row per trace that ran a case in a skill group (for the A/B
 comparison). It holds:
 
-- totals: traces, tool calls, tool errors, unreadable lines and files;
+- totals: traces, tool calls, tool errors, unreadable lines and files, the judge's kept exchanges skipped;
 - verdict counts overall, per dimension (``B2``) and per category (``B2-PC``): pass / acceptable / fail /
   pending;
 - findings by kind; failure modes by kind (``unattributed``: failing verdicts no seed 004 mode explains)
@@ -66,6 +66,7 @@ class Summary:
         self.failure_families: Counter[str] = Counter()
         self.recovery_untested = 0
         self.unreadable_files = 0
+        self.skipped_judge_exchanges = 0
         self.c4_primary: Counter[str] = Counter()
         self.groups: list[tuple[str, str, str, float, int, int]] = []
 
@@ -102,6 +103,10 @@ class Summary:
         """Count a file that could not be read at all."""
         self.unreadable_files += 1
 
+    def add_skipped_judge_exchange(self) -> None:
+        """Count a kept judge exchange found in a folder (a trace of the judge, not of an agent)."""
+        self.skipped_judge_exchanges += 1
+
     def to_dict(self) -> dict[str, Any]:
         """The ``summary`` object."""
         return {
@@ -114,6 +119,7 @@ class Summary:
             "output_tokens": self.totals["output_tokens"],
             "unreadable_lines": self.totals["problems"],
             "unreadable_files": self.unreadable_files,
+            "skipped_judge_exchanges": self.skipped_judge_exchanges,
             "verdicts": _results(self.verdicts),
             "by_dimension": {key: _results(value) for key, value in sorted(self.by_dimension.items())},
             "by_category": {key: _results(value) for key, value in sorted(self.by_category.items())},

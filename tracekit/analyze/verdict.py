@@ -4,12 +4,15 @@ Result, from the checks that decide (pass / acceptable / fail; ``untested`` and 
 
 - ``fail`` when any check fails — a machine failure stands whatever a judge would say;
 - ``pending`` when the case is scored by a judge (``scoring: judge`` or ``auto+judge``) and no judged
-  verdict is available, or when a machine check itself needs the judge (a recovery by explanation);
+  verdict is available, when a machine check itself needs the judge (a recovery by explanation), or when
+  the judge answered with an ``error`` (an error is never a pass);
 - otherwise the worst of the checks: ``acceptable`` or ``pass``.
 
-The judge arrives in a later issue through ``JudgeHook``: a function given the case run and the machine
-checks, returning the judged checks (``Check`` with ``failure_kind`` when the judge names a failure
-mode), or None when it has no cached verdict. ``judged_checks`` is where it is called.
+The judge plugs in through ``JudgeHook``: a function given the case run and the machine checks, returning
+the judged checks (``Check`` with ``failure_kind`` when the judge names a failure mode; a ``pending``
+check when it has no verdict), or None when it cannot judge at all. For cases that use the judge the
+verdict also shows its two parts (``parts``: the machine checks' result and the judge's, as
+``tracekit.judge.combined_verdict`` gives them) and where the judged part came from (``judge``).
 """
 
 from __future__ import annotations
@@ -17,18 +20,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.checks import GRADES, Check, evaluate_expect
+from tracekit.analyze.checks import GRADES, UNDECIDED, Check, evaluate_expect
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
     from tracekit.analyze.detectors import Finding
 
 JudgeHook = Callable[["CaseRun", list[Check]], "list[Check] | None"]
-"""The judge's entry point: (case run, machine checks) -> judged checks, or None when not cached."""
+"""The judge's entry point: (case run, machine checks) -> judged checks, or None when it cannot judge."""
+
+#: ``verdict.judge`` values: the case does not use the judge; the judged part came from the verdict store,
+#: from a judge call in this run, or both (samples), or from a hook that does not say; no judged verdict
+#: yet; the judge's answer was unusable.
+JUDGE_STATES = ("not_needed", "kept", "new", "mixed", "judged", "pending", "error")
 
 
 def judged_checks(run: CaseRun, checks: list[Check], judge: JudgeHook | None) -> list[Check] | None:
-    """The judge's checks for a case that uses the judge (None: not needed, or no cached verdict)."""
+    """The judge's checks for a case that uses the judge (None: not needed, or no judge to ask)."""
     if not run.case.uses_judge or judge is None:
         return None
     return judge(run, checks)
@@ -40,11 +48,40 @@ def decide(checks: list[Check], needs_judge: bool, judged: list[Check] | None) -
     grades = [check.result for check in deciding if check.result in GRADES]
     if "fail" in grades:
         return "fail"
-    if (needs_judge and judged is None) or any(check.result == "pending" for check in deciding):
+    if (needs_judge and judged is None) or any(check.result in UNDECIDED for check in deciding):
         return "pending"
     if "acceptable" in grades:
         return "acceptable"
     return "pass"
+
+
+def judge_state(needs_judge: bool, judged: list[Check] | None) -> str:
+    """``verdict.judge``: where the judged part came from (``JUDGE_STATES``), read from the judged check."""
+    if not needs_judge:
+        return "not_needed"
+    if not judged:
+        return "pending"
+    if any(check.result == "error" for check in judged):
+        return "error"
+    if not all(check.result in GRADES for check in judged):
+        return "pending"
+    source = _judge_details(judged[0]).get("source")
+    return source if source in ("kept", "new", "mixed") else "judged"
+
+
+def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str) -> dict[str, Any]:
+    """``verdict.parts`` of a case that uses the judge: the automatic part (the machine checks alone; None
+    when a judge-only case has no deciding machine check), the judged part, and the judge model and template
+    (``tracekit.judge.combined_verdict``; its result equals ``decide``'s)."""
+    from tracekit.judge import combined_verdict
+
+    machine_decides = any(check.result in GRADES or check.result in UNDECIDED for check in checks)
+    auto = decide(checks, False, None) if machine_decides or scoring != "judge" else None
+    judged_dict = judged[0].to_dict() if judged else None
+    parts: dict[str, Any] = combined_verdict(auto, judged_dict)["parts"]
+    if judged_dict is None:
+        parts["judge"] = "pending"
+    return parts
 
 
 def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> dict[str, Any]:
@@ -53,20 +90,17 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
     from tracekit.analyze.scoring import efficiency_score, tool_use_score
 
     checks = evaluate_expect(run)
-    if not any(check.result in GRADES or check.result == "pending" for check in checks) and not run.case.uses_judge:
+    uses_judge = run.case.uses_judge
+    if not any(check.result in GRADES or check.result in UNDECIDED for check in checks) and not uses_judge:
         checks.append(Check("expect", "info", "the case has no machine checks"))
     judged = judged_checks(run, checks, judge)
-    result = decide(checks, run.case.uses_judge, judged)
+    result = decide(checks, uses_judge, judged)
     all_checks = [*checks, *(judged or [])]
     scores: dict[str, Any] = {"tool_use": tool_use_score(run), "efficiency": efficiency_score(run)}
     attribution = attribute(run, result, all_checks, findings)
     if attribution is not None:
         scores["attribution"] = attribution
-    judge_state = "not_needed"
-    if run.case.uses_judge:
-        decided = judged is not None and any(check.result in GRADES for check in judged)
-        judge_state = "cached" if decided else "missing"
-    return {
+    verdict: dict[str, Any] = {
         "result": result,
         "case": {
             "id": run.case.id,
@@ -80,6 +114,14 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
         "history_messages": run.history_messages,
         "checks": [check.to_dict() for check in checks],
         "judged_checks": [check.to_dict() for check in judged] if judged is not None else None,
-        "judge": judge_state,
+        "judge": judge_state(uses_judge, judged),
         "scores": scores,
     }
+    if uses_judge:
+        verdict["parts"] = verdict_parts(checks, judged, run.case.scoring)
+    return verdict
+
+
+def _judge_details(check: Check) -> dict[str, Any]:
+    details = getattr(check, "judge", None)
+    return details if isinstance(details, dict) else {}

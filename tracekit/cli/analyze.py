@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,12 @@ PROGRESS_FROM = 20
     help="Call this judge model for verdicts not kept yet ('scripted:judge': rule-based, in-process). "
     "Without it, judged cases use kept verdicts only and are pending otherwise.",
 )
+@click.option(
+    "--judge-offline",
+    is_flag=True,
+    help="Never call the judge, even with --judge-model (which then only picks whose kept verdicts to use); "
+    "verdicts not kept stay pending.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[Path, ...],
@@ -66,6 +73,7 @@ def analyze(
     config_path: Path | None,
     judge_store: Path | None,
     judge_model: str | None,
+    judge_offline: bool,
     progress: bool | None,
 ) -> None:
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
@@ -73,10 +81,14 @@ def analyze(
     Prints a summary; the full results go to --json. Exit status: 0 when it ran (whatever the verdicts),
     1 with --fail-on and a verdict at or below that level, 2 on bad usage or unreadable input (the other
     files are still analyzed). Unreadable lines are reported on stderr and in the JSON, never fatal.
+
+    Cases scored by the LLM judge use the verdicts kept in --judge-store (offline, by default from
+    recordings/judge); --judge-model M judges the others and keeps their verdicts. The judge's own kept
+    exchanges found in a folder are skipped (counted in the summary).
     """
     settings, files = _prepare(paths, cases_dir, case_id, detector_options, config_path)
     if cases_dir is not None:
-        settings = replace(settings, judge=_judge_config(judge_store, judge_model))
+        settings = replace(settings, judge=_judge_config(judge_store, judge_model, judge_offline))
     show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
     to_stdout = json_path is not None and str(json_path) == "-"
@@ -99,16 +111,16 @@ def analyze(
         sys.exit(EXIT_CHECK_FAILED)
 
 
-def _judge_config(store: Path | None, model: str | None) -> Any:
-    """The judge for cases scored by it: kept verdicts (offline) unless a model is named; None when there
-    is neither a store nor a model."""
+def _judge_config(store: Path | None, model: str | None, offline: bool = False) -> Any:
+    """The judge for cases scored by it: kept verdicts (offline) unless a model is named and calling out is
+    allowed; None when there is neither a store nor a model."""
     default = Path("recordings/judge")
     if model is None and store is None and not default.is_dir():
         return None
     from tracekit.judge import JudgeConfig, JudgeError
 
     try:
-        return JudgeConfig(model=model, store=store or default, offline=model is None)
+        return JudgeConfig(model=model, store=store or default, offline=offline or model is None)
     except JudgeError as exc:
         raise InputError(f"--judge-model: {exc}") from exc
 
@@ -135,7 +147,9 @@ def _prepare(
             raise InputError("--case needs --cases DIR (the library the case comes from)")
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
-    return AnalyzeSettings(str(cases_dir) if cases_dir is not None else None, case_id, options), files
+    named = frozenset(os.fspath(path) for path in paths if not path.is_dir())
+    cases = str(cases_dir) if cases_dir is not None else None
+    return AnalyzeSettings(cases, case_id, options, named_files=named), files
 
 
 def _open_output(
@@ -193,6 +207,8 @@ def _summary_line(outcome: RunOutcome) -> str:
         line += f"; verdicts: {counts}"
     if summary["unreadable_files"]:
         line += f"; {summary['unreadable_files']} unreadable files"
+    if summary.get("skipped_judge_exchanges"):
+        line += f"; {summary['skipped_judge_exchanges']} judge exchanges skipped"
     return line
 
 

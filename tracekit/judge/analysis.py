@@ -7,8 +7,8 @@ makes its own ``CaseJudge`` on first use and keeps it for the rest of the run. E
     entry = analyze_trace(trace, settings, library=library, judge=hook)
 
 The hook returns one check named ``judge`` whose dict carries a ``judge`` object (model, template version,
-reasons, quotes, where the answer came from). A judge ``error`` is never a pass: it is reported as
-``error`` when analysis treats that result as undecided, else as ``pending``.
+reasons, quotes, where the answer came from). A judge ``error`` is its own result, never a pass: analysis
+leaves the case undecided (``pending``) and the check says why.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import atexit
 import threading
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.checks import Check
@@ -56,26 +55,16 @@ def judge_hook(config: JudgeConfig) -> AnalysisHook:
 
 
 def as_analysis_check(judged: JudgedCheck) -> JudgeCheck:
-    """A judged check as an analysis ``Check`` (an ``error`` becomes ``pending`` where analysis would pass it)."""
+    """A judged check as an analysis ``Check`` (same result: pass, acceptable, fail, pending or error)."""
     data = judged.to_dict()
-    result = judged.result if judged.result != "error" else _error_result()
     speaker = judged.speaker
     return JudgeCheck(
         CHECK_NAME,
-        result,  # type: ignore[arg-type]
+        judged.result,
         data["evidence"],
         failure_kind=speaker.failure_kind if speaker is not None and judged.result == "fail" else None,
         judge={**data["judge"], "status": judged.result},
     )
-
-
-@lru_cache(maxsize=1)
-def _error_result() -> str:
-    """``error`` if analysis's ``decide`` keeps a case with an erroring check undecided, else ``pending``."""
-    from tracekit.analyze.verdict import decide
-
-    probe = decide([Check(CHECK_NAME, "error", "probe")], True, [])  # type: ignore[arg-type]
-    return "error" if probe != "pass" else "pending"
 
 
 def _judge_for(config: JudgeConfig) -> CaseJudge:

@@ -93,7 +93,10 @@ class Run:
     attribution: Mapping[str, Any] | None
     """The failure attribution record (seed 004: type, symptom, root cause, fix) of a failing run."""
     judge_state: str | None
-    """not_needed / missing / cached, when the analysis says."""
+    """Where the judged part came from, when the analysis says: not_needed, kept, new, mixed, judged,
+    pending or error (older results: missing / cached)."""
+    parts: Mapping[str, Any] | None
+    """Both parts of a verdict that uses the judge (``auto``, ``judge``, ``judge_model``), when given."""
     problems: list[str]
     raw: Mapping[str, Any]
 
@@ -168,6 +171,7 @@ def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
         attribution=_attribution(entry, verdict, scores),
         judge_state=_text_or_none(verdict.get("judge")) if verdict is not None and isinstance(
             verdict.get("judge"), str) else None,
+        parts=verdict.get("parts") if verdict is not None and isinstance(verdict.get("parts"), Mapping) else None,
         problems=[str(problem) for problem in entry.get("problems") or []],
         raw=entry,
     )
