@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx2
 import orjson
 
-PAUSE_SECONDS = 0.1
+PAUSE_SECONDS = 0.03
 PROBE_SESSION = "probe"
 
 
