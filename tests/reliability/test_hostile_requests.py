@@ -193,7 +193,7 @@ def test_any_json_object_is_recorded_as_one_exchange(
         del proxied.recording_errors[errors:]  # known; not to fail the module's final check
 
 
-ODD_CONVERSATIONS = {
+ODD_CONVERSATIONS: dict[str, dict[str, Any]] = {
     "system_not_text": {"system": True, "messages": [{"role": "user", "content": "hi"}]},
     "system_item_not_a_block": {"system": [None], "messages": [{"role": "user", "content": "hi"}]},
     "content_a_number": {"messages": [{"role": "user", "content": 5}]},
