@@ -108,10 +108,15 @@ def build_trace(
     group: str | None = None,
     system: str | None = None,
     answer_usage: int | None = None,
+    repeat: int | None = None,
+    source: str | None = None,
+    model: str | None = None,
 ) -> Trace:
     """A trace of these messages. ``answer_usage`` records a model call with that many output tokens
-    for the final answer (as the proxy would), so that token checks read provider usage."""
-    builder = TraceBuilder(Header(trace_id=trace_id, case_id=case_id, group=group))
+    for the final answer (as the proxy would), so that token checks read provider usage. ``source`` and
+    ``model`` name the run the trace belongs to, ``repeat`` its repeat in that run."""
+    header = Header(trace_id=trace_id, case_id=case_id, group=group, repeat=repeat, source=source, model=model)
+    builder = TraceBuilder(header)
     if answer_usage is not None and messages and messages[-1]["role"] == "assistant":
         builder.add_conversation(messages[:-1], system)
         model_call = ModelCall(index=0, provider="anthropic", usage=Usage(output_tokens=answer_usage))

@@ -74,6 +74,35 @@ def test_results_json_follows_the_contract(folder: Path, tmp_path: Path) -> None
     assert "verdicts: 1 pass, 1 fail" in result.output
 
 
+def test_two_runs_of_a_library_are_kept_apart_in_pass_k_and_ab(tmp_path: Path) -> None:
+    # A reference run (two repeats in group A) and a flawed run of the same case, as recordings/ holds them.
+    traces, out = tmp_path / "traces", tmp_path / "r.json"
+    good = [call("maps_weather", {"city": "北京"}, WEATHER), say("晴")]
+    bad = [call("web_search", {"query": "北京天气"}, "{}"), say("晴")]
+    runs = {"reference": (good, [("A", 0), ("A", 1), ("B", 0)]), "flawed": (bad, [("A", 0), ("B", 0)])}
+    for policy, (steps, jobs) in runs.items():
+        for group, repeat in jobs:
+            _write(traces / policy, f"{policy}-{group}{repeat}", steps, case_id="B2-TS-02", group=group,
+                   repeat=repeat, source=f"run:scripted:{policy}", model=f"scripted:{policy}")  # fmt: skip
+    assert run(str(traces), "--cases", str(CASES), "--json", str(out)).exit_code == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert {entry["run"] for entry in document["traces"]} == {"run:scripted:reference", "run:scripted:flawed"}
+
+    summary = document["summary"]
+    reliability = summary["reliability"]
+    assert reliability["ks"] == [1, 2] and reliability["flaky"] == []  # runs are not repeats of each other
+    assert reliability["mean_pass^k"]["2"] == 1.0 and reliability["tasks"] == {"1": 4, "2": 1}
+    by_run = {entry["run"]: entry for entry in summary["runs"]}
+    assert by_run["run:scripted:reference"]["verdicts"] == {"pass": 3, "acceptable": 0, "fail": 0, "pending": 0}
+    assert by_run["run:scripted:flawed"]["verdicts"]["fail"] == 2 and by_run["run:scripted:flawed"]["pass_rate"] == 0
+    assert by_run["run:scripted:reference"]["mean_pass^k"] == {"1": 1.0, "2": 1.0}
+    assert list(by_run["run:scripted:flawed"]["ab"]["per_case"]) == ["B2-TS-02"]
+    ab = summary["ab"]  # pairs within each run: both tie, never reference A against flawed B
+    assert sorted(ab["per_case"]) == ["B2-TS-02@run:scripted:flawed", "B2-TS-02@run:scripted:reference"]
+    assert ab["cases_better"] == {"A": 0, "B": 0, "tie": 2, "undecided": 0}
+    assert ab["per_case"]["B2-TS-02@run:scripted:reference"]["A"]["traces"] == 2
+
+
 def test_fail_on(folder: Path) -> None:
     assert run(str(folder), "--cases", str(CASES), "--fail-on", "fail").exit_code == 1
     passing = folder / "a-pass.jsonl"

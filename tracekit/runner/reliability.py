@@ -8,6 +8,12 @@ pass^k counterpart of the pass@k estimator ``1 - C(n-c, k) / C(n, k)`` of Chen e
 
 What counts as a pass is the caller's choice (``passed=("pass", "acceptable")`` by default): a verdict of
 ``pending`` (no judge verdict yet) is neither a pass nor a failure, so pending trials are left out of n.
+
+A task is a case in one skill group of one *run* (``run``: what made the traces, e.g.
+``run:scripted:reference``; None when the trials do not say): trials of the same task with different
+repeats are its repeats, and two runs of a case library are never pooled into one task. This module is
+the one implementation of pass^k and of the Group A vs B pairing; ``tracekit run``'s summary, the analyze
+JSON's summary and the reports all use it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from typing import Any
 PASSING = ("pass", "acceptable")
 #: Verdicts counted as a failing trial.
 FAILING = ("fail",)
+#: Verdicts that decide a trial (the others, e.g. ``pending``, are left out of n).
+DECIDED = ("pass", "acceptable", "fail")
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float | None:
@@ -42,18 +50,20 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
 
 @dataclass
 class CaseReliability:
-    """The repeats of one case (in one group): how many passed, pass^k, and whether it is flaky."""
+    """The repeats of one task (a case in one group of one run): how many passed, pass^k, whether it is flaky."""
 
     case_id: str
     group: str | None
     verdicts: list[str] = field(default_factory=list)
     """The verdict of each trial, in repeat order (``pending`` included)."""
     passed: tuple[str, ...] = PASSING
+    run: str | None = None
+    """The run the trials belong to (None when the trials name none)."""
 
     @property
     def trials(self) -> int:
         """n: trials with a decided verdict (pending ones are left out)."""
-        return sum(1 for verdict in self.verdicts if verdict in self.passed or verdict in FAILING)
+        return sum(1 for verdict in self.verdicts if verdict in DECIDED or verdict in self.passed)
 
     @property
     def passes(self) -> int:
@@ -74,6 +84,7 @@ class CaseReliability:
         return {
             "case_id": self.case_id,
             "group": self.group,
+            "run": self.run,
             "trials": self.trials,
             "passes": self.passes,
             "pending": len(self.verdicts) - self.trials,
@@ -85,14 +96,14 @@ class CaseReliability:
 def case_reliability(
     trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = PASSING
 ) -> list[CaseReliability]:
-    """Group trials by (case, group) in first-seen order.
+    """Group trials by task, (run, case, group), in first-seen order.
 
-    Each trial is a mapping with ``case_id``, ``group`` (may be None), ``repeat`` (may be None) and
-    ``verdict``: a verdict string or the analyze JSON's verdict object (``{"result": ...}``) or None.
-    Trials without a case are skipped; a trial without a verdict counts as pending.
+    Each trial is a mapping with ``case_id``, ``group`` (may be None), ``repeat`` (may be None), ``verdict``
+    (a verdict string or the analyze JSON's verdict object ``{"result": ...}`` or None) and optionally
+    ``run``. Trials without a case are skipped; a trial without a verdict counts as pending.
     """
     accepted = tuple(passed)
-    found: dict[tuple[str, str | None], list[tuple[int, str]]] = {}
+    found: dict[tuple[str | None, str, str | None], list[tuple[int, str]]] = {}
     for number, trial in enumerate(trials):
         case_id = trial.get("case_id")
         if not case_id:
@@ -102,48 +113,58 @@ def case_reliability(
             verdict = verdict.get("result")
         repeat = trial.get("repeat")
         order = repeat if isinstance(repeat, int) else number
-        found.setdefault((case_id, trial.get("group")), []).append((order, str(verdict or "pending")))
+        task = (trial.get("run"), case_id, trial.get("group"))
+        found.setdefault(task, []).append((order, str(verdict or "pending")))
     return [
-        CaseReliability(case_id, group, [verdict for _, verdict in sorted(entries, key=lambda item: item[0])], accepted)
-        for (case_id, group), entries in found.items()
+        CaseReliability(
+            case_id, group, [verdict for _, verdict in sorted(entries, key=lambda item: item[0])], accepted, run
+        )
+        for (run, case_id, group), entries in found.items()
     ]
 
 
 def reliability_summary(
-    trials: Iterable[Mapping[str, Any]], ks: Iterable[int] = (1,), passed: Iterable[str] = PASSING
+    trials: Iterable[Mapping[str, Any]], ks: Iterable[int] | None = (1,), passed: Iterable[str] = PASSING
 ) -> dict[str, Any]:
-    """The ``reliability`` part of a summary: per (case, group) pass^k and flakiness, the mean pass^k over
-    the cases that have at least k decided trials, and the flaky cases.
+    """The ``reliability`` part of a summary: per task (run, case, group) pass^k and flakiness, the mean
+    pass^k over the tasks that have at least k decided trials (and how many they are), and the flaky tasks.
+
+    ``ks=None``: k from 1 to the largest number of decided trials of any task (none when nothing is decided).
 
     Example::
 
         reliability_summary([{"case_id": "B2-TS-01", "group": "A", "repeat": r, "verdict": v}
                              for r, v in enumerate(["pass", "fail", "pass"])], ks=[1, 2])
-        # cases[0]: trials 3, passes 2, pass^k {"1": 0.667, "2": 0.333}, flaky True
+        # cases[0]: trials 3, passes 2, pass^k {"1": 0.667, "2": 0.333}, flaky True; tasks {"1": 1, "2": 1}
     """
-    ks = sorted(set(ks))
     cases = case_reliability(trials, passed)
+    if ks is None:
+        ks = range(1, max((case.trials for case in cases), default=0) + 1)
+    ks = sorted(set(ks))
     means: dict[str, float | None] = {}
+    tasks: dict[str, int] = {}
     for k in ks:
         values = [value for value in (case.pass_hat(k) for case in cases) if value is not None]
         means[str(k)] = sum(values) / len(values) if values else None
+        tasks[str(k)] = len(values)
     return {
         "ks": ks,
         "cases": [case.to_dict(ks) for case in cases],
         "mean_pass^k": means,
-        "flaky": [{"case_id": case.case_id, "group": case.group} for case in cases if case.flaky],
+        "tasks": tasks,
+        "flaky": [{"case_id": case.case_id, "group": case.group, "run": case.run} for case in cases if case.flaky],
     }
 
 
 def paired_groups(trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = PASSING) -> list[dict[str, Any]]:
-    """Group A vs Group B on the same cases: for each case run in both groups, each group's passes out of
-    decided trials, and which group did better (``"A"``, ``"B"`` or ``"tie"``; None when a group has no
-    decided trial)."""
-    by_case: dict[str, dict[str | None, CaseReliability]] = {}
+    """Group A vs Group B on the same cases, within each run: for each (run, case) run in both groups, each
+    group's passes out of decided trials, and which group did better (``"A"``, ``"B"`` or ``"tie"``; None
+    when a group has no decided trial)."""
+    by_case: dict[tuple[str | None, str], dict[str | None, CaseReliability]] = {}
     for case in case_reliability(trials, passed):
-        by_case.setdefault(case.case_id, {})[case.group] = case
+        by_case.setdefault((case.run, case.case_id), {})[case.group] = case
     pairs = []
-    for case_id, groups in by_case.items():
+    for (run, case_id), groups in by_case.items():
         a, b = groups.get("A"), groups.get("B")
         if a is None or b is None:
             continue
@@ -154,6 +175,7 @@ def paired_groups(trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = P
             better = "tie" if rate_a == rate_b else ("A" if rate_a > rate_b else "B")
         pairs.append({
             "case_id": case_id,
+            "run": run,
             "A": {"trials": a.trials, "passes": a.passes, "verdicts": a.verdicts},
             "B": {"trials": b.trials, "passes": b.passes, "verdicts": b.verdicts},
             "better": better,
