@@ -8,7 +8,7 @@ import pytest
 
 from tracekit.report import runs_from_results
 from tracekit.report.compare import compare_groups, diff_baseline
-from tracekit.report.summary import findings_by_kind, pass_hat_k, tally_by_dimension
+from tracekit.report.summary import findings_by_kind, pass_hat_k, tally_by_dimension, tally_by_run
 
 
 def _entry(case_id: str | None, group: str | None, repeat: int | None, result: str | None, **extra: Any) -> dict:
@@ -101,3 +101,61 @@ def test_findings_by_kind_counts_and_orders() -> None:
     groups = findings_by_kind(runs_from_results({"traces": traces}))
     assert [(g.kind, g.count, len(g.runs), g.severity) for g in groups] == [
         ("repeated_call", 2, 1, "error"), ("unused_output", 2, 2, "info"), ("alternating_loop", 1, 1, "warning")]
+
+
+def _two_runs() -> list[dict[str, Any]]:
+    """A reference and a flawed run of the same cases, one repeat each (as recordings/ holds them), plus a
+    second repeat of B2-PC-01 A in the reference run."""
+    traces = []
+    for run, results in {"run:scripted:reference": ("pass", "pass", "pass"),
+                         "run:scripted:flawed": ("fail", "fail", "pass")}.items():
+        jobs = [("B2-PC-01", "A"), ("B2-PC-01", "B"), ("B2-PC-02", "A")]
+        for (case_id, group), result in zip(jobs, results, strict=True):
+            traces.append(_entry(case_id, group, 0, result, run=run, trace_id=f"{case_id}-{group}@{run}"))
+    traces.append(_entry("B2-PC-01", "A", 1, "pass", run="run:scripted:reference", trace_id="B2-PC-01-A-1@ref"))
+    return traces
+
+
+def test_runs_are_never_repeats_of_each_other() -> None:
+    runs = runs_from_results({"traces": _two_runs()})
+    rows = pass_hat_k(runs)
+    # Pooled, B2-PC-01 A would be 3 repeats (pass, fail, pass) and pass^2 1/3; per run it is 1 and (flawed) n/a.
+    assert [row.k for row in rows] == [1, 2]
+    assert rows[1].overall == 1.0 and rows[1].tasks == 1
+    assert rows[0].by_run == {"scripted:flawed": pytest.approx(1 / 3), "scripted:reference": 1.0}
+    rows_by_run = {row.name: row for row in tally_by_run(runs, rows)}
+    assert rows_by_run["scripted:flawed"].tally.counts == {"pass": 1, "acceptable": 0, "fail": 2, "pending": 0}
+    assert rows_by_run["scripted:reference"].pass_k == {1: 1.0, 2: 1.0}
+    assert runs[0].label == "B2-PC-01 A#0 · scripted:reference"
+    assert tally_by_run(runs_from_results({"traces": _two_runs()[:3]}), rows) == []  # one run: no rows
+
+
+def test_groups_are_compared_within_a_run() -> None:
+    comparison = compare_groups(runs_from_results({"traces": _two_runs()}))
+    assert comparison is not None and comparison.shared_cases == 2  # B2-PC-01 in each run
+    assert comparison.changed == []  # reference A pass / B pass; flawed A fail / B fail: no change in a run
+    assert [(row.label, row.a.tally.counts["pass"], row.b.tally.counts["pass"]) for row in comparison.runs] == [
+        ("scripted:flawed", 0, 0), ("scripted:reference", 2, 1)]
+
+
+def test_baseline_matches_by_run_when_both_sides_name_runs() -> None:
+    now = runs_from_results({"traces": _two_runs()})
+    diff = diff_baseline(now, runs_from_results({"traces": _two_runs()}))
+    assert (diff.regressions, diff.improvements, diff.unchanged) == ([], [], len(now))
+    legacy = [{**entry, "run": None} for entry in _two_runs() if "reference" in str(entry["run"])]
+    old = diff_baseline(now, runs_from_results({"traces": legacy}))  # results from before runs were named
+    assert (old.unchanged, old.missing) == (4, [])  # matched by case, group and repeat alone
+    assert {run.run_name for run in old.new} == {"run:scripted:flawed"}
+
+
+def test_markdown_junit_and_index_show_the_runs(tmp_path: Any) -> None:
+    from tracekit.report import render_junit, render_markdown, write_reports
+
+    results = {"tracekit": "0", "traces": _two_runs()}
+    runs = runs_from_results(results)
+    markdown = render_markdown(runs, comparison=compare_groups(runs), pass_k=pass_hat_k(runs))
+    assert "| `scripted:flawed` | 1 | 0 | 2 | 0 | 33% | 33% |" in markdown
+    assert "- `scripted:reference`: k=1 100% · k=2 100%" in markdown
+    assert 'name="B2-PC-01[A]#0 @scripted:flawed"' in render_junit(runs)
+    index = write_reports(results, tmp_path / "html").html[0].read_text(encoding="utf-8")
+    assert 'id="runs"' in index and "run <span class=\"mono\">scripted:reference</span>" in index

@@ -1,12 +1,17 @@
 """Comparisons the index leads with: skill group A against group B on the same cases, and this run
-against a baseline (an earlier results JSON)."""
+against a baseline (an earlier results JSON).
+
+Groups are compared within a run (``Run.run_name``: one model or policy over the case library): with a
+reference and a flawed run of the same cases in one report, A of one run is never paired with B of the
+other. Which cases ran in both groups comes from ``tracekit.runner.reliability.paired_groups``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from tracekit.report.runs import RANK, Run, run_key, sort_runs
+from tracekit.report.runs import RANK, Run, run_key, run_names, short_run_name, sort_runs
 from tracekit.report.summary import Tally
 
 
@@ -47,13 +52,21 @@ class GroupDelta:
 
 @dataclass
 class CaseChange:
-    """A case whose verdicts differ between the groups."""
+    """A case whose verdicts differ between the groups (within one run)."""
 
     case_id: str
     a_runs: list[Run]
     b_runs: list[Run]
     a_score: float
     b_score: float
+    run_name: str | None = None
+    """The run both groups' traces belong to."""
+
+    @property
+    def label(self) -> str:
+        """The case id, with the run when the results hold several."""
+        runs = self.a_runs + self.b_runs
+        return f"{self.case_id} · {short_run_name(self.run_name)}" if runs and runs[0].show_run else self.case_id
 
     @property
     def better(self) -> bool:
@@ -71,26 +84,35 @@ class GroupComparison:
     dimensions: list[GroupDelta]
     changed: list[CaseChange]
     shared_cases: int
+    """(run, case) pairs that ran in both groups."""
+    runs: list[GroupDelta] = field(default_factory=list)
+    """One row per run (labelled with its short name) when the results hold several runs."""
 
 
 def compare_groups(runs: Iterable[Run]) -> GroupComparison | None:
-    """Compare the first two groups (by name; normally A and B) on the cases both ran; None when there
-    are fewer than two groups or no case in common."""
+    """Compare the first two groups (by name; normally A and B) on the cases both ran in the same run;
+    None when there are fewer than two groups or no case in common."""
+    from tracekit.runner.reliability import paired_groups
+
     bound = [run for run in runs if run.case_id is not None and run.group]
     groups = sorted({run.group for run in bound if run.group})
     if len(groups) < 2:
         return None
     a_name, b_name = groups[0], groups[1]
-    by_case: dict[str, dict[str, list[Run]]] = {}
+    by_task: dict[tuple[str | None, str, str], list[Run]] = {}
     for run in bound:
         if run.group in (a_name, b_name):
             assert run.case_id is not None
-            by_case.setdefault(run.case_id, {}).setdefault(str(run.group), []).append(run)
-    shared = sorted(case for case, groups_of in by_case.items() if a_name in groups_of and b_name in groups_of)
+            group = "A" if run.group == a_name else "B"  # paired_groups pairs groups named A and B
+            by_task.setdefault((run.run_name, run.case_id, group), []).append(run)
+    trials = [{"run": key[0], "case_id": key[1], "group": key[2], "verdict": run.result}
+              for key, members in by_task.items() for run in members]  # fmt: skip
+    shared = sorted(((pair["run"], pair["case_id"]) for pair in paired_groups(trials)),
+                    key=lambda task: (task[1], task[0] or ""))  # fmt: skip
     if not shared:
         return None
-    a_runs = [run for case in shared for run in by_case[case][a_name]]
-    b_runs = [run for case in shared for run in by_case[case][b_name]]
+    a_runs = [run for run_name, case in shared for run in by_task[(run_name, case, "A")]]
+    b_runs = [run for run_name, case in shared for run in by_task[(run_name, case, "B")]]
     dimensions = sorted({run.dimension or "?" for run in a_runs + b_runs})
     rows = [
         GroupDelta(
@@ -101,13 +123,22 @@ def compare_groups(runs: Iterable[Run]) -> GroupComparison | None:
         for dimension in dimensions
     ]
     changed = []
-    for case in shared:
-        a_score, b_score = _score(by_case[case][a_name]), _score(by_case[case][b_name])
+    for run_name, case in shared:
+        a_case, b_case = by_task[(run_name, case, "A")], by_task[(run_name, case, "B")]
+        a_score, b_score = _score(a_case), _score(b_case)
         if a_score is not None and b_score is not None and a_score != b_score:
-            changed.append(
-                CaseChange(case, sort_runs(by_case[case][a_name]), sort_runs(by_case[case][b_name]), a_score, b_score)
-            )
-    changed.sort(key=lambda change: (change.better, -abs(change.b_score - change.a_score), change.case_id))
+            changed.append(CaseChange(case, sort_runs(a_case), sort_runs(b_case), a_score, b_score, run_name))
+    changed.sort(key=lambda change: (change.better, -abs(change.b_score - change.a_score), change.case_id,
+                                     change.run_name or ""))  # fmt: skip
+    names = run_names(a_runs + b_runs)
+    per_run = [
+        GroupDelta(
+            short_run_name(name),
+            _group_stats(short_run_name(name), [r for r in a_runs if r.run_name == name]),
+            _group_stats(short_run_name(name), [r for r in b_runs if r.run_name == name]),
+        )
+        for name in names
+    ] if len(names) > 1 else []  # fmt: skip
     return GroupComparison(
         a_name=a_name,
         b_name=b_name,
@@ -115,6 +146,7 @@ def compare_groups(runs: Iterable[Run]) -> GroupComparison | None:
         dimensions=rows,
         changed=changed,
         shared_cases=len(shared),
+        runs=per_run,
     )
 
 
@@ -144,9 +176,12 @@ class BaselineDiff:
 
 
 def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
-    """Regressions (a worse verdict than before) and improvements, worst first."""
-    current = _keyed(runs)
-    before = _keyed(baseline)
+    """Regressions (a worse verdict than before) and improvements, worst first. Traces are matched by run,
+    case, group and repeat; by case, group and repeat alone when one side's results name no run."""
+    runs, baseline = list(runs), list(baseline)
+    with_run = any(run.run_name for run in runs) and any(run.run_name for run in baseline)
+    current = _keyed(runs, with_run)
+    before = _keyed(baseline, with_run)
     regressions: list[BaselineChange] = []
     improvements: list[BaselineChange] = []
     new: list[Run] = []
@@ -176,11 +211,11 @@ def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
     )
 
 
-def _keyed(runs: Iterable[Run]) -> dict[tuple[str, ...], Run]:
+def _keyed(runs: Iterable[Run], with_run: bool) -> dict[tuple[str, ...], Run]:
     keyed: dict[tuple[str, ...], Run] = {}
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for run in runs:
-        key = run_key(run)
+        key = run_key(run, with_run)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         keyed[(*key, str(occurrence))] = run

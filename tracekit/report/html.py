@@ -36,6 +36,7 @@ from tracekit.report.summary import (
     findings_by_kind,
     overall_tally,
     tally_by_dimension,
+    tally_by_run,
 )
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
@@ -183,6 +184,7 @@ def write_html_report(
         "overall": overall_tally(runs),
         "unbound": sum(1 for run in runs if run.case_id is None),
         "dimensions": tally_by_dimension(runs),
+        "run_rows": tally_by_run(runs, pass_k, comparison),
         "comparison": comparison,
         "baseline": baseline,
         "baseline_name": baseline_name,
@@ -273,4 +275,6 @@ def _trace_name(run: Run) -> str:
     if run.case_id is None:
         return run.trace_id
     parts = [run.case_id, run.group or "", "" if run.repeat is None else str(run.repeat)]
+    if run.show_run:
+        parts.append(run.run_short)
     return ".".join(part for part in parts if part)

@@ -1,4 +1,5 @@
-"""JUnit XML: one ``<testcase>`` per case × group × repeat, one ``<testsuite>`` per dimension.
+"""JUnit XML: one ``<testcase>`` per case × group × repeat (× run, when the results hold several runs: the
+name then ends in ``@<run>``), one ``<testsuite>`` per dimension.
 
 The shape follows the JUnit schema CI systems read (Jenkins xunit-plugin ``junit-10.xsd``, which
 GitLab, GitHub test reporters and Azure Pipelines also accept): ``testsuites`` > ``testsuite`` (name,
@@ -75,6 +76,8 @@ def _testcase(suite: ET.Element, run: Run, dimension: str, names_seen: set[tuple
         name += f"[{run.group}]"
     if run.repeat is not None:
         name += f"#{run.repeat}"
+    if run.show_run:
+        name += f" @{run.run_short}"
     if (classname, name) in names_seen:
         name += f" ({run.trace_id})"
     names_seen.add((classname, name))

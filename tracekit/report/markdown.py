@@ -1,7 +1,8 @@
 """The Markdown summary: short enough for a pull-request comment (at most ``MAX_LINES`` lines).
 
-Order: the headline counts, regressions against the baseline, the A/B comparison, the verdicts by
-dimension, pass^k, the failing runs, the findings. Lists are cut with "… and N more" so the comment
+Order: the headline counts, the runs (when the results hold several: one model or policy each),
+regressions against the baseline, the A/B comparison, the verdicts by dimension, pass^k, the failing
+traces, the findings. Lists are cut with "… and N more" so the comment
 stays short however large the run. Text from traces (check names, kinds) is escaped so it cannot
 add Markdown or HTML to the comment.
 """
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.runs import RESULTS, Run
-from tracekit.report.summary import PassK, findings_by_kind, overall_tally, tally_by_dimension
+from tracekit.report.summary import PassK, findings_by_kind, overall_tally, tally_by_dimension, tally_by_run
 
 MAX_LINES = 60
 _ICONS = {"pass": "✅", "acceptable": "🟡", "fail": "❌", "pending": "⏳"}
@@ -36,6 +37,17 @@ def render_markdown(
     rate = "—" if overall.pass_rate is None else f"{100 * overall.pass_rate:.0f}%"
     lines.append(f"{counts} · pass rate {rate}" + (f" · {unbound:,} traces bound to no case" if unbound else ""))
 
+    run_rows = tally_by_run(runs, pass_k, comparison)
+    if run_rows:
+        header = "| run | " + " | ".join(RESULTS) + " | pass rate | pass^1 |"
+        lines += ["", header, "|---|" + "---:|" * (len(RESULTS) + 2)]
+        for run_row in run_rows[:6]:
+            counts_text = " | ".join(str(run_row.tally.counts[r]) for r in RESULTS)
+            lines.append(f"| {_code(run_row.name, 60)} | {counts_text} | {_pct(run_row.tally.pass_rate)} | "
+                         f"{_pct(run_row.pass_k.get(1))} |")
+        if len(run_rows) > 6:
+            lines.append(f"| … {len(run_rows) - 6} more runs |" + " |" * (len(RESULTS) + 2))
+
     if baseline is not None:
         lines += ["", f"**Against the baseline:** {len(baseline.regressions)} regressions, "
                       f"{len(baseline.improvements)} improvements, {len(baseline.new)} new, "
@@ -49,12 +61,13 @@ def render_markdown(
         a, b, overall_delta = comparison.a_name, comparison.b_name, comparison.overall
         better = sum(1 for change in comparison.changed if change.better)
         delta = overall_delta.pass_rate_delta
-        lines += ["", f"**Group {_esc(a)} → {_esc(b)}** on {comparison.shared_cases} shared cases: pass rate "
+        lines += ["", f"**Group {_esc(a)} → {_esc(b)}** on {comparison.shared_cases} shared cases"
+                      + (" (paired within each run)" if comparison.runs else "") + ": pass rate "
                       f"{_pct(overall_delta.a.tally.pass_rate)} → {_pct(overall_delta.b.tally.pass_rate)}"
                       f" ({'—' if delta is None else f'{delta:+.0f} pp'}); "
                       f"{len(comparison.changed)} cases changed ({better} better, "
                       f"{len(comparison.changed) - better} worse)"]
-        lines += _cut([f"- {'▲' if c.better else '▼'} {_code(c.case_id)}: {_icons(c.a_runs)} → {_icons(c.b_runs)}"
+        lines += _cut([f"- {'▲' if c.better else '▼'} {_code(c.label)}: {_icons(c.a_runs)} → {_icons(c.b_runs)}"
                        for c in comparison.changed], 6)
 
     dimensions = tally_by_dimension(runs)
@@ -68,6 +81,9 @@ def render_markdown(
 
     if len(pass_k) > 1:
         lines += ["", "**pass^k:** " + " · ".join(f"k={row.k} {_pct(row.overall)}" for row in pass_k[:6])]
+        for name in list(pass_k[0].by_run)[:6]:
+            values = " · ".join(f"k={row.k} {_pct(row.by_run[name])}" for row in pass_k[:6])
+            lines.append(f"- {_code(name, 60)}: {values}")
 
     failing_results = ("fail", "acceptable") if fail_on == "acceptable" else ("fail",)
     failing = [run for run in runs if run.result in failing_results]

@@ -68,7 +68,10 @@ class Finding:
 
 @dataclass
 class Run:
-    """One trace of the results: a case × group × repeat, or a trace bound to no case."""
+    """One trace of the results: a case × group × repeat of a run, or a trace bound to no case.
+
+    (A report's ``Run`` is one trace; the *run* it belongs to, ``run_name``, is what made it: one model or
+    policy run over the case library, e.g. ``run:scripted:reference``.)"""
 
     position: int
     """Position in ``traces[]`` (keeps duplicates apart)."""
@@ -99,23 +102,36 @@ class Run:
     """Both parts of a verdict that uses the judge (``auto``, ``judge``, ``judge_model``), when given."""
     problems: list[str]
     raw: Mapping[str, Any]
+    run_name: str | None = None
+    """The run the trace belongs to (``traces[].run``: header source / model), when the results say."""
+    show_run: bool = False
+    """True when the results hold several runs: labels then name the run too."""
 
     @property
     def label(self) -> str:
-        """``B2-PC-02 A#0``: the case with its group and repeat, or the trace id."""
+        """``B2-PC-02 A#0``: the case with its group and repeat (and run, when there are several), or the
+        trace id."""
         if self.case_id is None:
             return self.trace_id
         return f"{self.case_id}{self.variant}"
 
     @property
     def variant(self) -> str:
-        """`` A#0``: group and repeat, as a suffix (empty when neither is known)."""
+        """`` A#0``: group and repeat, as a suffix (empty when neither is known); `` A#0 · scripted:flawed``
+        when the results hold several runs."""
         text = ""
         if self.group:
             text += f" {self.group}"
         if self.repeat is not None:
             text += f"#{self.repeat}"
+        if self.show_run and self.run_name:
+            text += f" · {self.run_short}"
         return text
+
+    @property
+    def run_short(self) -> str:
+        """The run's name without the ``run:`` prefix every ``tracekit run`` trace has (``-``: none)."""
+        return short_run_name(self.run_name)
 
     @property
     def tokens(self) -> int:
@@ -135,9 +151,27 @@ class Run:
 
 
 def runs_from_results(results: Mapping[str, Any]) -> list[Run]:
-    """Every ``traces[]`` entry of an analyze JSON as a ``Run``, in the order given."""
+    """Every ``traces[]`` entry of an analyze JSON as a ``Run``, in the order given (labels name the run
+    when there are several)."""
     traces = results.get("traces") or []
-    return [run_from_entry(position, entry) for position, entry in enumerate(traces) if isinstance(entry, Mapping)]
+    runs = [run_from_entry(position, entry) for position, entry in enumerate(traces) if isinstance(entry, Mapping)]
+    if len(run_names(runs)) > 1:
+        for run in runs:
+            run.show_run = True
+    return runs
+
+
+def run_names(runs: Iterable[Run]) -> list[str | None]:
+    """The distinct runs of traces bound to cases, sorted by name (None, "no run named", last)."""
+    names = {run.run_name for run in runs if run.case_id is not None}
+    return sorted(names, key=lambda name: (name is None, name or ""))
+
+
+def short_run_name(name: str | None) -> str:
+    """``run:scripted:flawed`` -> ``scripted:flawed``; None -> ``-``."""
+    if not name:
+        return "-"
+    return name[len("run:"):] if name.startswith("run:") else name
 
 
 def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
@@ -174,6 +208,7 @@ def run_from_entry(position: int, entry: Mapping[str, Any]) -> Run:
         parts=verdict.get("parts") if verdict is not None and isinstance(verdict.get("parts"), Mapping) else None,
         problems=[str(problem) for problem in entry.get("problems") or []],
         raw=entry,
+        run_name=_text_or_none(entry.get("run")),
     )
 
 
@@ -187,20 +222,23 @@ def split_case_id(case_id: str) -> tuple[str | None, str | None]:
     return match["dim"], match["cat"]
 
 
-def run_key(run: Run) -> tuple[str, str, str]:
-    """What identifies a run across two analyses (for the baseline): case, group, repeat; or the trace id."""
+def run_key(run: Run, with_run: bool = True) -> tuple[str, str, str, str]:
+    """What identifies a trace across two analyses (for the baseline): run, case, group, repeat; or the
+    trace id. ``with_run=False`` leaves the run out (a baseline made before results named runs)."""
     if run.case_id is None:
-        return ("", "", run.trace_id)
-    return (run.case_id, run.group or "", "" if run.repeat is None else str(run.repeat))
+        return ("", "", "", run.trace_id)
+    name = (run.run_name or "") if with_run else ""
+    return (name, run.case_id, run.group or "", "" if run.repeat is None else str(run.repeat))
 
 
 def sort_runs(runs: Iterable[Run]) -> list[Run]:
-    """Runs bound to cases first (by case, group, repeat), then the others by trace id."""
+    """Runs bound to cases first (by case, run, group, repeat), then the others by trace id."""
     def key(run: Run) -> tuple[Any, ...]:
         bound = run.case_id is not None
         return (
             0 if bound else 1,
             run.case_id or "",
+            run.run_name or "",
             run.group or "",
             -1 if run.repeat is None else run.repeat,
             run.trace_id,

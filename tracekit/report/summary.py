@@ -1,13 +1,13 @@
-"""Counting runs for the index: verdicts by dimension and category, findings and failure modes by kind,
-and pass^k over repeats."""
+"""Counting traces for the index: verdicts by dimension and category and by run, findings and failure modes
+by kind, and pass^k over repeats (computed by ``tracekit.runner.reliability``, the one implementation)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from math import comb
+from typing import Any
 
-from tracekit.report.runs import RESULTS, Run, sort_runs
+from tracekit.report.runs import RESULTS, Run, run_names, short_run_name, sort_runs
 
 
 @dataclass
@@ -135,8 +135,10 @@ class PassK:
     k: int
     overall: float | None
     tasks: int
-    """Tasks (case × group) with at least k judged repeats."""
+    """Tasks (run × case × group) with at least k judged repeats."""
     by_group: dict[str, float | None]
+    by_run: dict[str, float | None] = field(default_factory=dict)
+    """pass^k of each run's tasks, by run name (``-``: traces naming no run), when there are several runs."""
 
 
 #: Verdicts that count as a success for pass^k, as in ``tracekit run``'s summary (tracekit.runner).
@@ -146,29 +148,69 @@ PASSING = ("pass", "acceptable")
 def pass_hat_k(runs: Iterable[Run], successes: tuple[str, ...] = PASSING) -> list[PassK]:
     """pass^k for k = 1 .. the largest number of judged repeats of any task.
 
-    A task is a case in one group. For a task with n judged repeats of which c succeeded, the unbiased
+    A task is a case in one group of one run: the reference and the flawed run of the same case are two
+    tasks, never two repeats of one. For a task with n judged repeats of which c succeeded, the unbiased
     estimate of "k repeats all succeed" is C(c, k) / C(n, k); pass^k is its mean over the tasks with
-    n >= k. This is the estimator of the tau-bench paper (Yao et al., 2024, "τ-bench", section 5).
+    n >= k (the estimator of the tau-bench paper, Yao et al., 2024, section 5; computed by
+    ``tracekit.runner.reliability.reliability_summary``).
     """
-    tasks: dict[tuple[str, str], list[bool]] = {}
-    for run in runs:
-        if run.case_id is None or run.result in (None, "pending"):
-            continue
-        tasks.setdefault((run.case_id, run.group or ""), []).append(run.result in successes)
-    if not tasks:
+    from tracekit.runner.reliability import reliability_summary
+
+    bound = [run for run in runs if run.case_id is not None and run.result is not None]
+    trials = [_trial(run) for run in bound]
+    overall = reliability_summary(trials, ks=None, passed=successes)
+    ks = overall["ks"]
+    if not ks:
         return []
-    groups = sorted({group for _, group in tasks if group})
-    largest = max(len(outcomes) for outcomes in tasks.values())
+    groups = sorted({str(trial["group"]) for trial in trials if trial["group"]})
+    names = run_names(bound)
+    by_group = {g: reliability_summary([t for t in trials if t["group"] == g], ks, successes) for g in groups}
+    by_run = {}
+    for name in names if len(names) > 1 else []:
+        by_run[_run_label(name)] = reliability_summary([t for t in trials if t["run"] == name], ks, successes)
+    return [
+        PassK(
+            k=k,
+            overall=overall["mean_pass^k"][str(k)],
+            tasks=overall["tasks"][str(k)],
+            by_group={group: summary["mean_pass^k"][str(k)] for group, summary in by_group.items()},
+            by_run={name: summary["mean_pass^k"][str(k)] for name, summary in by_run.items()},
+        )
+        for k in overall["ks"]
+    ]
+
+
+@dataclass
+class RunRow:
+    """One run of the results (a model or policy over the case library): its verdicts, pass^k and A vs B."""
+
+    name: str
+    """The run's name without ``run:`` (``-``: traces naming no run)."""
+    tally: Tally
+    pass_k: dict[int, float | None]
+    ab: Any = None
+    """Its Group A vs B row (``compare.GroupDelta``), when both groups ran the same cases."""
+
+
+def tally_by_run(runs: Sequence[Run], pass_k: Sequence[PassK] = (), comparison: Any = None) -> list[RunRow]:
+    """One row per run of the traces bound to cases (empty when there is a single run): verdict counts,
+    pass^k at each k and, from ``comparison`` (``compare.GroupComparison``), the A vs B row of the run."""
+    names = run_names(runs)
+    if len(names) < 2:
+        return []
+    deltas = {delta.label: delta for delta in getattr(comparison, "runs", None) or []}
     rows = []
-    for k in range(1, largest + 1):
-        overall, count = _mean_pass_k(tasks.values(), k)
-        by_group = {
-            group: _mean_pass_k([o for (_, g), o in tasks.items() if g == group], k)[0] for group in groups
-        }
-        rows.append(PassK(k=k, overall=overall, tasks=count, by_group=by_group))
+    for name in names:
+        label = _run_label(name)
+        tally = overall_tally([run for run in runs if run.case_id is not None and run.run_name == name], label)
+        rows.append(RunRow(label, tally, {row.k: row.by_run.get(label) for row in pass_k}, deltas.get(label)))
     return rows
 
 
-def _mean_pass_k(outcome_lists: Iterable[list[bool]], k: int) -> tuple[float | None, int]:
-    values = [comb(sum(o), k) / comb(len(o), k) for o in outcome_lists if len(o) >= k]
-    return (sum(values) / len(values) if values else None, len(values))
+def _trial(run: Run) -> dict[str, Any]:
+    return {"run": run.run_name, "case_id": run.case_id, "group": run.group or None, "repeat": run.repeat,
+            "verdict": run.result}  # fmt: skip
+
+
+def _run_label(name: str | None) -> str:
+    return short_run_name(name)
