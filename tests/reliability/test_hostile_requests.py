@@ -177,7 +177,6 @@ def test_any_json_object_is_forwarded_and_answered_by_the_upstream(
 # is not text, content that is a number, a tool_use id that is not a string, ...) is forwarded and answered,
 # but recording it raises in the trace builder and the exchange is lost from the trace. The fuzz test below
 # shows the general case (non-strict: it may not find one in a given run); the examples after it pin it.
-@pytest.mark.xfail(reason="proxy: odd conversation fields lose the exchange record (.team/requests-proxy.md)")
 @FUZZ
 @given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies.filter(_iterable_messages))
 def test_any_json_object_is_recorded_as_one_exchange(
@@ -204,8 +203,6 @@ ODD_CONVERSATIONS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-@pytest.mark.xfail(reason="proxy: odd conversation fields lose the exchange record (.team/requests-proxy.md)",
-                   strict=True)  # fmt: skip
 @pytest.mark.parametrize("name", sorted(ODD_CONVERSATIONS))
 def test_an_odd_conversation_is_still_recorded(proxied: ProxyUnderTest, name: str) -> None:
     errors = len(proxied.recording_errors)

@@ -65,3 +65,23 @@ def test_injected_results_are_marked_and_text_blocks_kept() -> None:
         injected={"x"},
     )
     assert next(r for r in builder2.records if isinstance(r, ToolResult)).injected is True
+
+
+def test_odd_field_types_are_kept_as_text_not_raised() -> None:
+    builder = TraceBuilder(Header(trace_id="t"))
+    builder.add_conversation(
+        [
+            {"role": "user", "content": 5},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": 5, "name": ["x"], "input": {}}, "bare"]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": [], "content": {"a": 1}}]},
+            "not a message",
+        ],
+        system=True,  # type: ignore[arg-type]
+    )
+    kinds = [type(r).__name__ for r in builder.records]
+    assert kinds == ["Header", "SystemMessage", "UserMessage", "AssistantMessage", "ToolCall", "ToolResult",
+                     "UserMessage"]
+    call = next(r for r in builder.records if isinstance(r, ToolCall))
+    assert (call.id, call.name) == ("5", '["x"]')
+    result = next(r for r in builder.records if isinstance(r, ToolResult))
+    assert result.content == '{"a":1}' and result.call_index == 0

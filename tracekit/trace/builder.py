@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from tracekit.trace.canonical import content_hash
+from tracekit.trace.canonical import canonical_json, content_hash
 from tracekit.trace.models import (
     AssistantMessage,
     Content,
@@ -31,6 +31,8 @@ from tracekit.trace.models import (
 def message_fingerprint(message: dict[str, Any]) -> str:
     """A hash of what a message means, ignoring fields that SDKs add or drop when they echo a reply
     back (``citations: null``, ``caller``, cache_control, ...)."""
+    if not isinstance(message, dict):
+        return content_hash([None, message])
     content = message.get("content")
     if isinstance(content, list):
         content = [_block_essence(block) for block in content]
@@ -105,7 +107,7 @@ class TraceBuilder:
         start = len(self.records)
         if system and system != self._system:
             self._system = system
-            self.records.append(SystemMessage(content=system, t=timestamp))
+            self.records.append(SystemMessage(content=_content(system), t=timestamp))
         fingerprints = [message_fingerprint(m) for m in messages]
         common = 0
         for old, new in zip(self._fingerprints, fingerprints, strict=False):
@@ -147,11 +149,13 @@ class TraceBuilder:
         model_call: int | None,
         stop_reason: str | None = None,
     ) -> None:
+        if not isinstance(message, dict):
+            message = {"role": "user", "content": _content(message)}
         role = message.get("role")
-        content = message.get("content")
+        content = _content(message.get("content"))
         t = timestamp if timestamp is not None else time.time()
         if role == "assistant":
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             self.records.append(
                 AssistantMessage(
                     message_index=position, content=blocks, stop_reason=stop_reason, model_call=model_call, t=t
@@ -163,10 +167,10 @@ class TraceBuilder:
             return
         if role == "system":
             self._system = content
-            self.records.append(SystemMessage(content=content or "", t=t))
+            self.records.append(SystemMessage(content=content, t=t))
             return
         if not isinstance(content, list):
-            self.records.append(UserMessage(message_index=position, content=content or "", t=t))
+            self.records.append(UserMessage(message_index=position, content=content, t=t))
             return
         other = []
         for block in content:
@@ -181,8 +185,8 @@ class TraceBuilder:
         raw_input = block.get("input", {})
         call = ToolCall(
             index=self._tool_calls,
-            id=block.get("id"),
-            name=str(block.get("name", "")),
+            id=_text(block.get("id")),
+            name=_text(block.get("name")) or "",
             input=raw_input,
             input_parse_error=bool(block.get("_input_parse_error", False)),
             message_index=position,
@@ -194,7 +198,7 @@ class TraceBuilder:
         self.records.append(call)
 
     def _add_tool_result(self, block: dict[str, Any], position: int, injected: set[str], t: float) -> None:
-        tool_use_id = block.get("tool_use_id")
+        tool_use_id = _text(block.get("tool_use_id"))
         call = next((c for c in self._pending if c.id == tool_use_id), None)
         if call is None and self._pending:
             call = self._pending[0]
@@ -204,11 +208,31 @@ class TraceBuilder:
             ToolResult(
                 call_index=call.index if call else None,
                 tool_use_id=tool_use_id,
-                name=call.name if call else block.get("name"),
-                content=block.get("content", ""),
+                name=call.name if call else _text(block.get("name")),
+                content=_content(block.get("content", "")),
                 is_error=bool(block.get("is_error", False)),
                 message_index=position,
                 injected=tool_use_id in injected,
                 t=t,
             )
         )
+
+
+def _content(value: Any) -> Content:
+    """Message content as a record holds it: a string, or a list of block dicts. Whatever else a client
+    sent (a number, ``true``, a list holding a bare string) is kept as text, so that the exchange is
+    still recorded."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return [block if isinstance(block, dict) else {"type": "text", "text": _text(block) or ""} for block in value]
+    return _text(value) or ""
+
+
+def _text(value: Any) -> str | None:
+    """A string field as a string: None stays None, other JSON values become their JSON text."""
+    if value is None or isinstance(value, str):
+        return value
+    return canonical_json(value).decode()
