@@ -46,7 +46,7 @@ def _load(path: Path, data: Any) -> Case | CaseError:
 
 def _at_line(error: CaseError, name: str) -> bool:
     """Whether every line of the error starts with ``<path>/<name>:<line>: ``."""
-    return all(re.match(rf"^(.*/)?{re.escape(name)}:\d+: ", line) for line in str(error).splitlines())
+    return all(re.match(rf"^(.*/)?{re.escape(name)}:\d+: ", line) for line in str(error).split("\n"))
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
