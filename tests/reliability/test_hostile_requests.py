@@ -173,10 +173,10 @@ def test_any_json_object_is_forwarded_and_answered_by_the_upstream(
     del proxied.recording_errors[errors:]  # lost records: the next test's business
 
 
-# Known bug (.team/requests-proxy.md): a request whose conversation fields have the wrong types (a system that
+# A request whose conversation fields have the wrong types (a system that
 # is not text, content that is a number, a tool_use id that is not a string, ...) is forwarded and answered,
-# but recording it raises in the trace builder and the exchange is lost from the trace. The fuzz test below
-# shows the general case (non-strict: it may not find one in a given run); the examples after it pin it.
+# and must still be recorded (the trace builder keeps odd values as text). The fuzz test below
+# covers the general case; the examples after it pin the ones once lost.
 @FUZZ
 @given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies.filter(_iterable_messages))
 def test_any_json_object_is_recorded_as_one_exchange(
