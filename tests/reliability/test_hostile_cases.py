@@ -45,8 +45,11 @@ def _load(path: Path, data: Any) -> Case | CaseError:
 
 
 def _at_line(error: CaseError, name: str) -> bool:
-    """Whether every line of the error starts with ``<path>/<name>:<line>: ``."""
-    return all(re.match(rf"^(.*/)?{re.escape(name)}:\d+: ", line) for line in str(error).split("\n"))
+    """Whether the error starts with ``<path>/<name>:<line>: `` and each of its problems names file and line."""
+    problems = getattr(error, "problems", [])
+    return bool(re.match(rf"^(.*/)?{re.escape(name)}:\d+: ", str(error))) and all(
+        problem.file.endswith(name) and isinstance(problem.line, int) for problem in problems
+    )
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
