@@ -72,6 +72,14 @@ def test_object_with_system(tmp_path: Path) -> None:
     assert sum(isinstance(r, ToolResult) for r in imported.records) == 1
 
 
+def test_system_list_of_text_blocks(tmp_path: Path) -> None:
+    system = [{"type": "text", "text": "你是旅行助手。", "cache_control": {"type": "ephemeral"}}]
+    path = _write(tmp_path, {"system": system, "messages": HISTORY})
+    [imported] = import_anthropic_messages([path])
+    assert imported.records[1].kind == "system_message"
+    assert "你是旅行助手。" in str(imported.records[1].content)
+
+
 def test_files_with_the_same_name_get_distinct_ids(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     paths = [_write(tmp_path, HISTORY, "t.json"), _write(tmp_path / "a", HISTORY, "t.json")]
@@ -90,6 +98,10 @@ def test_files_with_the_same_name_get_distinct_ids(tmp_path: Path) -> None:
      "messages[0].content[0].is_error: expected true or false, got string"),
     ([{"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t"}]}],
      "messages[0].content[0]: tool_result blocks belong in user messages"),
+    ({"system": [None], "messages": HISTORY}, "system[0]: expected a text block"),
+    ({"system": [{"type": "text", "text": "x"}, "文本"], "messages": HISTORY}, "system[1]: expected a text block"),
+    ({"system": [{"type": "image"}], "messages": HISTORY}, "system[0]: expected a text block"),
+    ({"system": [{"type": "text", "text": 3}], "messages": HISTORY}, "system[0].text: expected a string, got number"),
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value, "bad.json")

@@ -62,6 +62,14 @@ def test_messages_become_one_trace(tmp_path: Path, wrap: bool) -> None:
      "messages[1].tool_calls[0]: expected"),
     ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}],
      "messages[0].tool_calls[0].function.arguments: expected a JSON string, got number"),
+    ([{"role": "assistant", "tool_calls": [{"id": [], "function": {"name": "f", "arguments": "{}"}}]}],
+     "messages[0].tool_calls[0].id: expected a string, got array"),
+    ([{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c", "name": [], "content": "x"}],
+     "messages[1].name: expected a string, got array"),
+    ([{"role": "user", "content": "q"}, {"role": "function", "tool_call_id": 7, "content": "x"}],
+     "messages[1].tool_call_id: expected a string, got number"),
+    ([{"role": "user", "content": "q"}, {"role": "function", "name": {"a": 1}, "content": "x"}],
+     "messages[1].name: expected a string, got object"),
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value, "bad.json")
@@ -69,3 +77,11 @@ def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where:
         import_openai_messages([path])
     assert str(caught.value).startswith(f"{path}: ")
     assert where in str(caught.value)
+
+
+def test_legacy_function_message_without_id_is_a_tool_result(tmp_path: Path) -> None:
+    # The pre-tools shape: a "function" message names the function and carries no tool_call_id.
+    legacy = [{"role": "user", "content": "天气？"}, {"role": "function", "name": "get_weather", "content": "晴"}]
+    [imported] = import_openai_messages([_write(tmp_path, legacy)])
+    [result] = [record for record in imported.records if record.kind == "tool_result"]
+    assert result.name == "get_weather" and result.tool_use_id is None

@@ -82,6 +82,9 @@ def test_domain_option_names_the_traces(tmp_path: Path) -> None:
     ([{"task_id": 1, "trial": 0}], "[0].traj: expected a list of chat messages, got null"),
     ([{"task_id": 1, "trial": 0, "traj": [{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}]}],
      '[0].traj[1]: tool message without a string "tool_call_id"'),
+    ([{"task_id": 1, "trial": 0, "traj": [{"role": "user", "content": "x"},
+                                          {"role": "function", "tool_call_id": [], "content": "y"}]}],
+     "[0].traj[1].tool_call_id: expected a string, got array"),
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value)

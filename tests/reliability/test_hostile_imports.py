@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from tracekit.cli.main import cli
 from tracekit.errors import ImportFormatError
@@ -92,19 +91,6 @@ openai_message = st.fixed_dictionaries(
 )
 
 
-def _not_known_bug(message: dict[str, Any]) -> bool:
-    # Known bugs, requested in .team/requests-importers.md and pinned by the xfail tests below: some fields of
-    # OpenAI messages are not type-checked, and the trace builder crashes on them. Drop this filter once fixed.
-    role, calls = message.get("role"), message.get("tool_calls")
-    if role in ("tool", "function") and not isinstance(message.get("name"), str | None):
-        return False
-    if role == "function" and not isinstance(message.get("tool_call_id"), str | None):
-        return False
-    return not (isinstance(calls, list) and any(isinstance(c, dict) and not isinstance(c.get("id"), str | None)
-                                                 for c in calls))  # fmt: skip
-
-
-openai_message = openai_message.filter(_not_known_bug)
 tau_entry = st.fixed_dictionaries(
     {
         "task_id": _maybe(st.integers(0, 100)),
@@ -115,17 +101,11 @@ tau_entry = st.fixed_dictionaries(
 )
 
 
-def _not_known_system_bug(document: dict[str, Any]) -> bool:
-    # Known bug (.team/requests-importers.md, pinned below): a system list with a non-object item.
-    system = document.get("system")
-    return not isinstance(system, list) or all(isinstance(item, dict) for item in system)
-
-
 DOCUMENTS = {
     "anthropic-messages": st.lists(anthropic_message, max_size=6)
     | st.fixed_dictionaries(
         {"messages": st.lists(anthropic_message, max_size=6)}, optional={"system": _maybe(text)}
-    ).filter(_not_known_system_bug),
+    ),
     "openai-messages": st.lists(openai_message, max_size=6)
     | st.fixed_dictionaries({"messages": st.lists(openai_message, max_size=6)}),
     "tau-bench": st.lists(tau_entry, max_size=3),
@@ -214,8 +194,6 @@ UNCHECKED_OPENAI_FIELDS = {
 }  # fmt: skip
 
 
-@pytest.mark.xfail(reason="importers: some OpenAI message fields unchecked (.team/requests-importers.md)",
-                   raises=(TypeError, ValidationError), strict=True)  # fmt: skip
 @pytest.mark.parametrize("name", sorted(UNCHECKED_OPENAI_FIELDS))
 @pytest.mark.parametrize("kind", ["openai-messages", "tau-bench"])
 def test_openai_fields_of_the_wrong_type_are_refused(tmp_path: Path, kind: str, name: str) -> None:
@@ -227,8 +205,6 @@ def test_openai_fields_of_the_wrong_type_are_refused(tmp_path: Path, kind: str, 
         IMPORTERS[kind](path)
 
 
-@pytest.mark.xfail(reason="importers: items of a system list unchecked (.team/requests-importers.md)",
-                   raises=ValidationError, strict=True)  # fmt: skip
 @pytest.mark.parametrize("system", [[None], ["文本"], [3, {"type": "text", "text": "x"}]])
 def test_a_system_list_with_non_block_items_is_refused(tmp_path: Path, system: list[Any]) -> None:
     path = tmp_path / "system.json"

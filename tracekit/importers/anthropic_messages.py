@@ -53,6 +53,8 @@ def read_anthropic_messages(path: str | Path) -> tuple[Content | None, list[dict
         system, data, where = data.get("system"), data["messages"], "messages"
         if system is not None and not isinstance(system, (str, list)):
             raise fail(path, "system", f"expected a string or a list of text blocks, got {type_name(system)}")
+        for position, block in enumerate(system if isinstance(system, list) else []):
+            _check_system_block(path, f"system[{position}]", block)
     if not isinstance(data, list):
         raise fail(path, where, f"expected a list of messages, got {type_name(data)}")
     messages = []
@@ -79,6 +81,13 @@ def check_message(path: str | Path, where: str, message: Any) -> None:
         raise fail(path, f"{where}.content", f"expected a string or a list of content blocks, got {type_name(content)}")
     for position, block in enumerate(content):
         _check_block(path, f"{where}.content[{position}]", role, block)
+
+
+def _check_system_block(path: str | Path, where: str, block: Any) -> None:
+    if not isinstance(block, dict) or block.get("type") != "text":
+        raise fail(path, where, f'expected a text block ({{"type": "text", "text": ...}}), got {type_name(block)}')
+    if not isinstance(block.get("text"), str):
+        raise fail(path, f"{where}.text", f"expected a string, got {type_name(block.get('text'))}")
 
 
 def _check_block(path: str | Path, where: str, role: str, block: Any) -> None:

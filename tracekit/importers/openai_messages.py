@@ -60,7 +60,10 @@ def read_openai_messages(path: str | Path) -> list[dict[str, Any]]:
 
 
 def check_chat_message(path: str | Path, where: str, message: Any) -> None:
-    """Check one chat message: role, content, tool_calls of assistants, tool_call_id of tool results."""
+    """Check one chat message: role, content, tool_calls of assistants, tool_call_id and name of tool results.
+
+    Optional fields the conversion keeps (ids, names) must be strings when present.
+    """
     if not isinstance(message, dict):
         raise fail(path, where, f"expected a message object, got {type_name(message)}")
     role = message.get("role")
@@ -75,6 +78,11 @@ def check_chat_message(path: str | Path, where: str, message: Any) -> None:
                 raise fail(path, f"{where}.content[{position}]", 'expected a content part (an object with a "type")')
     if role == "tool" and not isinstance(message.get("tool_call_id"), str):
         raise fail(path, where, 'tool message without a string "tool_call_id"')
+    if role in ("tool", "function"):  # both become tool results; the legacy one may omit id and name
+        for key in ("tool_call_id", "name"):
+            value = message.get(key)
+            if value is not None and not isinstance(value, str):
+                raise fail(path, f"{where}.{key}", f"expected a string, got {type_name(value)}")
     calls = message.get("tool_calls")
     if calls is None:
         return
@@ -85,6 +93,9 @@ def check_chat_message(path: str | Path, where: str, message: Any) -> None:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise fail(path, at, 'expected {"id", "type": "function", "function": {"name", "arguments"}}')
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise fail(path, f"{at}.id", f"expected a string, got {type_name(call_id)}")
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, dict)):
             raise fail(path, f"{at}.function.arguments", f"expected a JSON string, got {type_name(arguments)}")
