@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from tracekit.trace import load_trace
 
 from .load import FaultPlan, LoadClients, SessionResult, run_session
-from .support import CapturingUpstream, RecordProcess, read_lines
+from .support import CapturingUpstream, RecordProcess, exchange_records, read_lines, request_key
 
 SESSIONS = 20
 KILL_AFTER_REPLIES = 150
@@ -60,12 +61,13 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         proxy = RecordProcess(upstream.url, out, root / "logs")
         sessions, killed_at = asyncio.run(_load_until_killed(proxy))
         before = {path.name: _sha256(path) for path in out.glob("*.jsonl")}
+        forwarded = Counter(request_key(r.headers)[0].split(":")[0] for r in upstream.requests)
         restarted = RecordProcess(upstream.url, out, root / "logs", name="restarted")
         try:
             again = asyncio.run(_rerun(restarted))
         finally:
             restart_status = restarted.stop()
-    return {"out": out, "sessions": sessions, "killed_at": killed_at, "before": before,
+    return {"out": out, "sessions": sessions, "killed_at": killed_at, "before": before, "forwarded": forwarded,
             "again": again, "restart_status": restart_status, "proxy_status": proxy.process.returncode}  # fmt: skip
 
 
@@ -98,6 +100,19 @@ def test_every_reply_received_before_the_kill_is_on_disk(crashed: dict[str, Any]
         if received_at < crashed["killed_at"] and reply_id not in on_disk.get(session.name, set())
     ]
     assert missing == []
+
+
+def test_at_most_the_exchange_in_flight_per_session_is_lost(crashed: dict[str, Any]) -> None:
+    """Each session sends one request at a time, so at most one per session can be in flight at the kill."""
+    lost = 0
+    for name in crashed["before"]:
+        records = read_lines(crashed["out"] / name)
+        session = records[0]["session"]
+        recorded = len(exchange_records(records))
+        forwarded = crashed["forwarded"][session]
+        assert forwarded - 1 <= recorded <= forwarded, f"{session}: {forwarded} forwarded, {recorded} recorded"
+        lost += forwarded - recorded
+    print(f"\ncrash figures: {sum(crashed['forwarded'].values())} requests forwarded before the kill, {lost} in flight")
 
 
 def test_the_files_left_by_the_kill_read_back_with_at_most_a_torn_last_line(crashed: dict[str, Any]) -> None:
