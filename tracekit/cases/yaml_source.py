@@ -20,6 +20,12 @@ from tracekit.errors import CaseError
 
 #: Case and catalog files larger than this are refused (they are hand-written, a few kB each).
 MAX_FILE_BYTES = 1_000_000
+#: Deeper nesting is refused before composing (real case files nest about 8 deep; the composer recurses).
+MAX_DEPTH = 64
+#: More aliases than this, or aliases standing for more nodes than MAX_ALIAS_NODES, are refused (case files use
+#: none today; a few kB of anchors and aliases can stand for billions of nodes).
+MAX_ALIASES = 100
+MAX_ALIAS_NODES = 10_000
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -116,8 +122,9 @@ def read_yaml(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> YamlDocument
         raise problems_error([Problem(name, None, None, f"cannot read: {exc}")]) from None
     loader = _Loader(text)
     try:
+        _check_shape(text, name)
         node = loader.get_single_node()
-        duplicates = list(_duplicate_keys(node)) if node is not None else []
+        duplicates = _duplicate_keys(node) if node is not None else []
         if duplicates:
             raise problems_error([Problem(name, line, None, message) for line, message in duplicates])
         data = loader.construct_document(node) if node is not None else None
@@ -185,17 +192,77 @@ def _message(item: Any, loc: tuple[int | str, ...]) -> str:
     return message
 
 
-def _duplicate_keys(node: yaml.Node) -> Any:
-    """Yield (line, message) for every mapping key given twice (YAML would silently keep the last)."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                line = key_node.start_mark.line + 1
-                if key_node.value in seen:
-                    yield line, f"duplicate key {key_node.value!r} (first on line {seen[key_node.value]})"
-                seen.setdefault(key_node.value, line)
-            yield from _duplicate_keys(value_node)
-    elif isinstance(node, yaml.SequenceNode):
-        for child in node.value:
-            yield from _duplicate_keys(child)
+def _check_shape(text: str, name: str) -> None:
+    """Refuse YAML bombs from the parser's events, before anything recurses or expands aliases.
+
+    The parser is iterative; the composer is not (libyaml's overflows the C stack on 50 000 nested ``[``), and
+    aliased nodes are shared, so every later walk over the data (duplicate keys, pydantic, error messages)
+    would visit each alias expansion: nine anchors of nine aliases are 9**9 nodes.
+    """
+    open_sizes: list[int] = []  # nodes seen so far in each open collection, aliases expanded
+    open_anchors: list[str | None] = []
+    anchor_sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
+    aliases = alias_nodes = 0
+    loader = _Loader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            size = 0
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_sizes) >= MAX_DEPTH:
+                    raise _shape_error(name, event, f"nested deeper than {MAX_DEPTH} levels")
+                open_sizes.append(1)
+                open_anchors.append(event.anchor)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                size, anchor = open_sizes.pop(), open_anchors.pop()
+                if anchor is not None:
+                    anchor_sizes[anchor] = size
+            elif isinstance(event, yaml.ScalarEvent):
+                size = 1
+                if event.anchor is not None:
+                    anchor_sizes[event.anchor] = size
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor in open_anchors:
+                    raise _shape_error(name, event, f"alias *{event.anchor} inside the node it names")
+                size = anchor_sizes.get(event.anchor or "", 1)  # an undefined alias is left to the composer
+                aliases, alias_nodes = aliases + 1, alias_nodes + size
+                if aliases > MAX_ALIASES:
+                    raise _shape_error(name, event, f"more than {MAX_ALIASES} aliases")
+                if alias_nodes > MAX_ALIAS_NODES:
+                    raise _shape_error(name, event, f"aliases stand for more than {MAX_ALIAS_NODES} nodes")
+            if open_sizes and size:
+                open_sizes[-1] += size
+    finally:
+        loader.dispose()
+
+
+def _shape_error(name: str, event: yaml.Event, message: str) -> CaseError:
+    line = event.start_mark.line + 1 if event.start_mark is not None else None
+    return problems_error([Problem(name, line, None, f"{message} (a YAML bomb?)")])
+
+
+def _duplicate_keys(node: yaml.Node) -> list[tuple[int, str]]:
+    """(line, message) for every mapping key given twice (YAML would silently keep the last), in line order.
+
+    Iterative, and each node once: an aliased node is shared, not copied.
+    """
+    found: list[tuple[int, str]] = []
+    visited: set[int] = set()
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    line = key_node.start_mark.line + 1
+                    if key_node.value in seen:
+                        found.append((line, f"duplicate key {key_node.value!r} (first on line {seen[key_node.value]})"))
+                    seen.setdefault(key_node.value, line)
+                pending.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
+    return sorted(found, key=lambda item: item[0])
