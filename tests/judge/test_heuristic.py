@@ -51,8 +51,12 @@ def test_five_identical_calls_are_a_loop(tmp_path: Path) -> None:
     assert (check["result"], check["judge"]["failure_kind"]) == ("fail", "loop")
 
 
-def test_a_case_without_a_rule_stays_pending_and_nothing_is_sent(tmp_path: Path) -> None:
-    assert "B2-TC-04" not in {case_id for ids in FAMILIES.values() for case_id in ids}
+def test_a_case_without_a_rule_stays_pending_and_nothing_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracekit.judge import heuristic
+
+    monkeypatch.delitem(heuristic._FAMILY_OF, "B2-TC-04")  # every judged case of the library has a rule now
     trace = run_trace(tmp_path, case("B2-TC-04"), [answer("找到了高赞回答。")])
 
     check = judged(tmp_path, trace)
