@@ -8,7 +8,8 @@
 - ``analysis``: ``judge_hook``, the judge as ``tracekit analyze``'s JudgeHook.
 - ``combine``: the stricter-of-two verdict of cases scored "auto + LLM-judge".
 - ``agreement``: judge vs human labels (agreement, Cohen's kappa, confusion table).
-- ``scripted``: a rule-based stand-in judge for tests and demos (model name ``scripted:judge``).
+- ``scripted``: a rule-based stand-in judge for tests and demos (model name ``scripted:judge``); its rules
+  are in ``heuristic`` (what the answer says) and ``heuristic_tasks`` (how the task was carried out).
 """
 
 from tracekit.judge.agreement import AgreementReport, Label, LabelsError, cohens_kappa, compare, load_labels
