@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracekit.proxy.launch import HOST_HELP, case_config, redactor_with, run
+from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
 from tracekit.proxy.server import ProxyConfig
 
 
@@ -21,6 +21,7 @@ from tracekit.proxy.server import ProxyConfig
               help="A case file (or raw intercept JSON/YAML) whose intercepts and faults to apply.")  # fmt: skip
 @click.option("--redact", "redact", multiple=True, metavar="VALUE",
               help="A secret to keep out of the traces (repeatable; 're:' + a regular expression).")  # fmt: skip
+@body_options
 @click.option("--fsync", is_flag=True, help="fsync every record (slower; survives power loss).")
 def record(
     upstream: str,
@@ -30,6 +31,8 @@ def record(
     allow_remote: bool,
     case_file: Path | None,
     redact: tuple[str, ...],
+    redact_fields: tuple[str, ...],
+    max_body_bytes: int,
     fsync: bool,
 ) -> None:
     """Forward model API requests to UPSTREAM and record every exchange.
@@ -37,7 +40,8 @@ def record(
     Serves POST /v1/messages (Anthropic), POST /v1/chat/completions (OpenAI) and GET /_tracekit/health.
     Point the agent's SDK at the printed URL (the openai SDK at URL/v1). Requests with the same
     x-tracekit-session header form one trace; without it, sessions are stitched by conversation.
-    API keys are forwarded upstream and never written. Stops on SIGTERM / SIGINT (exit 0).
+    API keys (headers, ?key= and the like, --redact-field values) are forwarded upstream and never
+    written. An upstream URL with user:password@ is refused. Stops on SIGTERM / SIGINT (exit 0).
     """
     config = ProxyConfig(
         mode="record",
@@ -46,5 +50,7 @@ def record(
         intercepts=case_config(case_file),
         redactor=redactor_with(redact),
         fsync=fsync,
+        max_body_bytes=max_body_bytes,
+        secret_fields=redact_fields,
     )
     run(config, host, port, allow_remote)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracekit.proxy.launch import HOST_HELP, case_config, redactor_with, run
+from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
 from tracekit.proxy.server import ProxyConfig
 
 
@@ -26,6 +26,7 @@ from tracekit.proxy.server import ProxyConfig
               help="Also write traces of the replayed sessions here (with --on-miss record: sessions "
                    "that missed are written to DIRECTORY unless --out is given).")  # fmt: skip
 @click.option("--redact", "redact", multiple=True, metavar="VALUE", help="A secret to keep out of written traces.")
+@body_options
 def replay(
     directory: Path,
     port: int,
@@ -37,6 +38,8 @@ def replay(
     upstream: str | None,
     out_dir: Path | None,
     redact: tuple[str, ...],
+    redact_fields: tuple[str, ...],
+    max_body_bytes: int,
 ) -> None:
     """Answer POST /v1/messages and /v1/chat/completions from the traces in DIRECTORY.
 
@@ -57,5 +60,7 @@ def replay(
         redactor=redactor_with(redact),
         timing=timing,
         on_miss=on_miss,
+        max_body_bytes=max_body_bytes,
+        secret_fields=redact_fields,
     )
     run(config, host, port, allow_remote)

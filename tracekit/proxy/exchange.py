@@ -82,6 +82,8 @@ class Exchange:
     headers: dict[str, str]
     t_wall: float = field(default_factory=time.time)
     t0: float = field(default_factory=time.perf_counter)
+    parse_error: str | None = None
+    """Why the body is not a JSON object ('empty body', orjson's message, 'not a JSON object: list')."""
     # decided before the answer
     sent_body: Any = None
     sent_raw: bytes = b""

@@ -223,6 +223,8 @@ class Recorder:
             extra.replayed = True
         if exchange.failure:
             extra.transport = exchange.failure
+        if exchange.parse_error is not None:
+            extra.request_parse_error = exchange.parse_error
         return call
 
     @staticmethod

@@ -160,12 +160,16 @@ def _likeness(recorded: Any, live: Any) -> tuple[int, int, int]:
         return (0, 0, 0)
     same_model = int(recorded.get("model") == live.get("model"))
     shared = 0
-    for old, new in zip(recorded.get("messages") or [], live.get("messages") or [], strict=False):
+    for old, new in zip(_listed(recorded.get("messages")), _listed(live.get("messages")), strict=False):
         if old != new:
             break
         shared += 1
     equal_fields = sum(1 for key, value in live.items() if key != "messages" and recorded.get(key) == value)
     return (same_model, shared, equal_fields)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) -> Answer:

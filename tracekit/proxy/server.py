@@ -19,11 +19,14 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
 from aiohttp import web
 
+from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
@@ -32,7 +35,9 @@ from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer, json_an
 from tracekit.proxy.exchange import Exchange, StreamTee
 from tracekit.proxy.headers import kept_response_headers, register_secrets
 from tracekit.proxy.recorder import Recorder
+from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES, error_response, no_route, provider_for_request, too_large
 from tracekit.proxy.replayer import ReplayIndex, miss_answer, recorded_answer
+from tracekit.proxy.request_secrets import SecretFields, register_query_secrets
 from tracekit.proxy.sse_events import EventSplitter
 from tracekit.proxy.tracking import ExchangeTracker
 from tracekit.redact import Redactor, default_redactor
@@ -62,6 +67,11 @@ class ProxyConfig:
     fsync: bool = False
     timing: str = "instant"
     on_miss: str = "error"
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """Larger request bodies get a 413 in the provider's error shape and are neither forwarded nor recorded."""
+    secret_fields: tuple[str, ...] = ()
+    """Dotted paths into request bodies (``metadata.user_id``) whose values are secrets: registered with the
+    redactor as each request arrives, forwarded unchanged."""
 
 
 class Proxy:
@@ -92,6 +102,11 @@ class Proxy:
         needs_upstream = not replaying or config.on_miss == "record"
         if needs_upstream and not config.upstream:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
+        if needs_upstream and config.upstream:
+            check_upstream_url(config.upstream)
+        if config.max_body_bytes < 1:
+            raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
+        self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = UpstreamClient(config.upstream, config.redactor) if needs_upstream and config.upstream else None
         self.misses: list[str] = []
         self._closed = False
@@ -99,7 +114,8 @@ class Proxy:
 
     def app(self) -> web.Application:
         """The aiohttp application."""
-        app = web.Application(client_max_size=256 * 1024 * 1024, handler_args={"tcp_keepalive": True})
+        # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
+        app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True})
         app.router.add_get(HEALTH_PATH, self._health)
         for route in ROUTES:
             app.router.add_post(route, self._handle)
@@ -143,21 +159,36 @@ class Proxy:
     async def _no_route(self, request: web.Request) -> web.StreamResponse:
         if self.config.mode == "record" and self.upstream is not None and request.path.startswith("/v1/"):
             return await self._pass_through(request)
-        message = f"tracekit proxy: no route {request.method} {request.path}"
-        return web.json_response(PROVIDERS["anthropic"].error_body(404, message), status=404,
-                                 headers={"x-should-retry": "false"})  # fmt: skip
+        return no_route(request)
+
+    async def _read_body(self, request: web.Request, provider: Provider | None) -> bytes | web.Response:
+        """The request body, or the 413 to answer when it is over ``max_body_bytes`` (then nothing is read)."""
+        limit = self.config.max_body_bytes
+        length = request.content_length
+        if length is not None and length > limit:
+            log.warning("tracekit: refused a body of %d bytes to %s (limit %d)", length, request.path, limit)
+            return too_large(request, provider, length, limit)
+        try:
+            return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            log.warning("tracekit: refused a chunked body of more than %d bytes to %s", limit, request.path)
+            return too_large(request, provider, None, limit)
 
     async def _pass_through(self, request: web.Request) -> web.StreamResponse:
         """Other API routes (token counting, model lists, ...) are forwarded as they are, not recorded."""
         assert self.upstream is not None
-        raw = await request.read()
+        raw = await self._read_body(request, None)
+        if isinstance(raw, web.Response):
+            return raw
         headers = {name.lower(): value for name, value in request.headers.items()}
+        if request.query_string:
+            register_query_secrets(request.query.items(), self.config.redactor)
         answer = await self.upstream.request(request.method, request.path, request.query_string, raw, headers)
         if answer.failure is not None:
             if answer.failure == "reset":
                 return _drop_connection(request)
-            message = f"tracekit proxy: {answer.failure_detail}"
-            return web.json_response(PROVIDERS["anthropic"].error_body(answer.status, message), status=answer.status)
+            provider = provider_for_request(request.path, headers)
+            return error_response(provider, answer.status, f"tracekit proxy: {answer.failure_detail}")
         response = web.StreamResponse(status=answer.status, headers=answer.headers)
         try:
             await response.prepare(request)
@@ -176,18 +207,24 @@ class Proxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         provider = ROUTES[request.path]
-        raw = await request.read()
-        try:
-            body = orjson.loads(raw) if raw else None
-        except orjson.JSONDecodeError:
-            body = None
+        raw = await self._read_body(request, provider)
+        if isinstance(raw, web.Response):
+            return raw
+        body, parse_error = _parse(raw)
         headers = {name.lower(): value for name, value in request.headers.items()}
         exchange = Exchange(provider, request.path, request.query_string, raw, body, headers)
+        exchange.parse_error = parse_error
         task = asyncio.current_task()
         if task is not None:
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
-        register_secrets(headers, self.config.redactor)
+        # Every secret the request carries is known before anything of it is written (or logged).
+        redactor = self.config.redactor
+        register_secrets(headers, redactor)
+        if exchange.query:
+            register_query_secrets(request.query.items(), redactor)
+        if self._secret_fields and isinstance(body, dict):
+            self._secret_fields.register(body, redactor)
         self.tracker.begin(exchange)
         try:
             if exchange.faults.latency_ms > 0:
@@ -320,6 +357,35 @@ class Proxy:
         except ConnectionError:
             exchange.client_gone = True
         return response
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    """The request body parsed, and why it is not a JSON object when it is not (the model call's parse flag)."""
+    if not raw:
+        return None, "empty body"
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, str(exc)
+    if not isinstance(body, dict):
+        return body, f"not a JSON object: {type(body).__name__}"
+    return body, None
+
+
+def check_upstream_url(url: str) -> None:
+    """Refuse an upstream URL carrying credentials (``https://user:pass@host``): aiohttp cannot send them
+    next to the agent's own Authorization header, and the proxy forwards the agent's headers as they are."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError as exc:
+        raise TracekitError(f"the upstream URL is not a URL: {exc}") from None
+    if "@" in netloc:
+        host = netloc.rsplit("@", 1)[1]
+        raise TracekitError(
+            f"the upstream URL carries credentials (...@{host}); tracekit forwards the agent's own "
+            "x-api-key / Authorization headers and nothing else. Remove the user and password from the URL "
+            "and let the agent send them (e.g. a gateway's Authorization header)."
+        )
 
 
 async def _event_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

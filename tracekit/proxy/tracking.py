@@ -42,7 +42,10 @@ class ExchangeTracker:
         previous_id: str | None = None
         if isinstance(body, dict):
             exchange.stream = provider.request_stream(body)
-            _, agent_messages = provider.request_conversation(body)
+            try:
+                _, agent_messages = provider.request_conversation(body)
+            except (TypeError, AttributeError):  # "messages": 3 -- no conversation; forwarded as it is
+                agent_messages = []
             thread = body.get("thread")
             exchange.threaded = isinstance(thread, dict)
             if isinstance(thread, dict) and thread.get("type") == "continue":

@@ -1,0 +1,74 @@
+"""Secrets a request carries outside its headers: API keys in the query string (``?key=``, as Google's APIs
+and some gateways take them) and request-body fields configured as secret (``--redact-field``).
+
+Their values are registered with the redactor as the request arrives, before anything of it is written,
+and the request is forwarded unchanged (the upstream needs them). Header secrets are in ``headers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from tracekit.redact import Redactor
+
+#: Query parameters whose values are secrets (names compared in lower case).
+SECRET_QUERY_PARAMETERS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
+
+
+def register_query_secrets(query: Iterable[tuple[str, str]], redactor: Redactor) -> None:
+    """Register the values of secret query parameters (decoded, and as they appear percent-encoded)."""
+    for name, value in query:
+        if name.lower() in SECRET_QUERY_PARAMETERS and value:
+            redactor.add_secret(value)
+            encoded = quote(value, safe="")
+            if encoded != value:
+                redactor.add_secret(encoded)
+
+
+class SecretFields:
+    """Dotted paths into a request body (``metadata.user_id``, ``messages.0.content``) whose values are secrets.
+
+    A path part that is a number indexes a list. A value that is an object or a list makes every string and
+    number inside it a secret. A path the body does not have is skipped.
+    """
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = [tuple(path.split(".")) for path in paths if path]
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+    def register(self, body: Mapping[str, Any], redactor: Redactor) -> None:
+        """Register the values ``body`` holds at the configured paths."""
+        for path in self.paths:
+            value: Any = body
+            for part in path:
+                value = _child(value, part)
+                if value is None:
+                    break
+            else:
+                for secret in _scalars(value):
+                    redactor.add_secret(secret)
+
+
+def _child(value: Any, part: str) -> Any:
+    if isinstance(value, dict):
+        return value.get(part)
+    if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        return value[int(part)]
+    return None
+
+
+def _scalars(value: Any) -> list[str]:
+    """The strings and numbers in ``value`` as text (booleans and null are no secrets)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [text for item in value for text in _scalars(item)]
+    return []
