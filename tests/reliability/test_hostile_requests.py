@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterator
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +110,6 @@ def test_a_body_that_is_not_a_json_object_is_forwarded_untouched_and_recorded_ra
     assert call["status"] == 400
 
 
-# Requested in .team/requests-proxy.md: a parse flag on the model call (today only `request_raw` hints it).
-@pytest.mark.xfail(reason="proxy: no parse flag on a non-JSON request yet (.team/requests-proxy.md)", strict=True)
 @pytest.mark.parametrize("body", [b'{"model": "m", "messages": [', b"[1, 2]"])
 def test_a_body_that_is_not_a_json_object_is_recorded_with_a_parse_flag(proxied: ProxyUnderTest, body: bytes) -> None:
     _, session = proxied.post(ROUTES["anthropic"], body)
@@ -214,8 +211,6 @@ def test_an_odd_conversation_is_still_recorded(proxied: ProxyUnderTest, name: st
         del proxied.recording_errors[errors:]
 
 
-@pytest.mark.xfail(reason="proxy: non-iterable messages make the proxy answer 500 (.team/requests-proxy.md)",
-                   strict=True)  # fmt: skip
 @pytest.mark.parametrize("provider", sorted(ROUTES))
 @pytest.mark.parametrize("messages", [3, 2.5, True])
 def test_messages_that_are_not_a_list_are_forwarded(proxied: ProxyUnderTest, provider: str, messages: Any) -> None:
@@ -231,8 +226,6 @@ LIMIT_FIELD = "max_body_bytes"
 
 @pytest.mark.parametrize("provider", sorted(ROUTES))
 def test_an_oversize_body_gets_a_clear_413_in_the_providers_shape(tmp_path: Path, provider: str) -> None:
-    if LIMIT_FIELD not in {f.name for f in fields(ProxyConfig)}:
-        pytest.xfail(f"proxy: no ProxyConfig.{LIMIT_FIELD} / --max-body-bytes yet (.team/requests-proxy.md)")
     with FakeUpstream(lambda request: text_reply("好的")) as upstream:
         limit: dict[str, Any] = {LIMIT_FIELD: 4096}
         config = ProxyConfig(upstream=upstream.url, out_dir=tmp_path, redactor=Redactor(), **limit)
@@ -321,9 +314,6 @@ def test_an_unknown_anthropic_route_answers_in_anthropic_shape(replaying: httpx2
     _provider_error("anthropic", response.json())
 
 
-# Requested in .team/requests-proxy.md: every 404 of the proxy is Anthropic-shaped today; the openai SDK does
-# not find its error message in it.
-@pytest.mark.xfail(reason="proxy: 404s are Anthropic-shaped on OpenAI routes (.team/requests-proxy.md)", strict=True)
 @pytest.mark.parametrize("path", ["/v1/embeddings", "/v1/responses", "/v1/chat/completions/x"])
 def test_an_unknown_openai_route_answers_in_openai_shape(replaying: httpx2.Client, path: str) -> None:
     response = replaying.post(path, headers={"authorization": "Bearer not-a-key-at-all"})
