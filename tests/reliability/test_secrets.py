@@ -142,22 +142,12 @@ def test_every_command_wrote_something(written: Path) -> None:
     assert any(path.stat().st_size for path in (written / "logs").glob("replay.std*.log")), "the miss was logged"
 
 
-# Found by this suite (.team/requests-proxy.md): the value of a ``?key=`` query parameter is not registered as a
-# secret, so an upstream echoing it puts it in the trace, and from there in the reports and `show`.
-QUERY_PARAMETER_NOT_REDACTED = pytest.mark.xfail(reason="proxy: ?key= not registered as a secret "
-                                                 "(.team/requests-proxy.md)", strict=True)  # fmt: skip
-
-
-@pytest.mark.parametrize("key", [HEADER_KEY, ANTHROPIC_KEY, BEARER_KEY,
-                                 pytest.param(QUERY_KEY, marks=QUERY_PARAMETER_NOT_REDACTED)])  # fmt: skip
+@pytest.mark.parametrize("key", KEYS)
 def test_no_key_in_any_byte_written(written: Path, key: str) -> None:
     replay_logs = {written / "logs" / "replay.stdout.log", written / "logs" / "replay.stderr.log"}
     assert [hit for hit in secret_hits([key], written) if Path(hit.rsplit(": ", 1)[0]) not in replay_logs] == []
 
 
-# Found by this suite (.team/requests-proxy.md): log lines do not go through the redactor; replay's miss message
-# quotes the request where it differs, keys pasted into a prompt included.
-@pytest.mark.xfail(reason="proxy: log output not redacted (.team/requests-proxy.md)", strict=True)
 def test_no_key_in_the_replay_log(written: Path) -> None:
     log = written / "logs" / "replay.stderr.log"
     assert "first difference" in log.read_text(encoding="utf-8")
@@ -187,9 +177,6 @@ def test_reports_render_hostile_tool_results_as_text(written: Path) -> None:
 
 
 def test_a_request_body_field_configured_as_secret_is_never_written(tmp_path: Path) -> None:
-    help_text = subprocess.run(tracekit_command(["record", "--help"]), capture_output=True, env=clean_env()).stdout
-    if b"--redact-field" not in help_text:
-        pytest.xfail("proxy: no --redact-field option to name a secret request-body field (.team/requests-proxy.md)")
     with FakeUpstream(_script) as upstream:
         proxy = RecordProcess(
             upstream.url, tmp_path / "traces", tmp_path / "logs", "--redact-field", "metadata.user_id"
