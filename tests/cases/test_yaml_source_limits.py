@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.cases.yaml_source import MAX_ALIAS_NODES, MAX_ALIASES, MAX_DEPTH, read_yaml
+from tracekit.cases.yaml_source import read_yaml
 from tracekit.errors import CaseError
+from tracekit.safe_yaml import MAX_ALIAS_NODES, MAX_ALIASES, MAX_DEPTH
 
 
 def _write(tmp_path: Path, text: str) -> Path:

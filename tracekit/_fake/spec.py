@@ -41,6 +41,7 @@ from tracekit._fake.replies import (
 )
 from tracekit._fake.script import Script
 from tracekit.errors import ScriptError
+from tracekit.safe_yaml import safe_load_yaml
 
 
 class _Spec(BaseModel):
@@ -198,7 +199,7 @@ def load_script(path: str | Path) -> Script:
         if path.suffix.lower() == ".json":
             data = orjson.loads(text)
         else:
-            data = yaml.safe_load(text)
+            data = safe_load_yaml(text, str(path), ScriptError)
             lines = _entry_lines(text)
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         raise ScriptError(

@@ -38,13 +38,14 @@ def parse_detector_option(text: str) -> tuple[str, str, Any]:
 
 def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
     """The detector overrides of a config file ({kind: {key: value}}), checked against the registry."""
-    import yaml
+    from tracekit.safe_yaml import safe_load_yaml
 
     path = Path(path)
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise DetectorOptionError(f"{path}: cannot read the config ({exc})") from None
+    document = safe_load_yaml(text, str(path), DetectorOptionError) or {}
     if not isinstance(document, dict):
         raise DetectorOptionError(f"{path}: expected a mapping with a 'detectors' section")
     unknown = sorted(set(document) - set(CONFIG_SECTIONS))

@@ -17,15 +17,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tracekit.errors import CaseError
+from tracekit.safe_yaml import yaml_shape_problem
 
 #: Case and catalog files larger than this are refused (they are hand-written, a few kB each).
 MAX_FILE_BYTES = 1_000_000
-#: Deeper nesting is refused before composing (real case files nest about 8 deep; the composer recurses).
-MAX_DEPTH = 64
-#: More aliases than this, or aliases standing for more nodes than MAX_ALIAS_NODES, are refused (case files use
-#: none today; a few kB of anchors and aliases can stand for billions of nodes).
-MAX_ALIASES = 100
-MAX_ALIAS_NODES = 10_000
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -122,7 +117,9 @@ def read_yaml(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> YamlDocument
         raise problems_error([Problem(name, None, None, f"cannot read: {exc}")]) from None
     loader = _Loader(text)
     try:
-        _check_shape(text, name)
+        shape = yaml_shape_problem(text)
+        if shape is not None:
+            raise problems_error([Problem(name, shape[0], None, shape[1])])
         node = loader.get_single_node()
         duplicates = _duplicate_keys(node) if node is not None else []
         if duplicates:
@@ -190,55 +187,6 @@ def _message(item: Any, loc: tuple[int | str, ...]) -> str:
         shown = repr(item["input"])
         message += f" (got {shown[:60] + '...' if len(shown) > 60 else shown})"
     return message
-
-
-def _check_shape(text: str, name: str) -> None:
-    """Refuse YAML bombs from the parser's events, before anything recurses or expands aliases.
-
-    The parser is iterative; the composer is not (libyaml's overflows the C stack on 50 000 nested ``[``), and
-    aliased nodes are shared, so every later walk over the data (duplicate keys, pydantic, error messages)
-    would visit each alias expansion: nine anchors of nine aliases are 9**9 nodes.
-    """
-    open_sizes: list[int] = []  # nodes seen so far in each open collection, aliases expanded
-    open_anchors: list[str | None] = []
-    anchor_sizes: dict[str, int] = {}  # expanded node count of each finished anchored node
-    aliases = alias_nodes = 0
-    loader = _Loader(text)
-    try:
-        while loader.check_event():
-            event = loader.get_event()
-            size = 0
-            if isinstance(event, yaml.CollectionStartEvent):
-                if len(open_sizes) >= MAX_DEPTH:
-                    raise _shape_error(name, event, f"nested deeper than {MAX_DEPTH} levels")
-                open_sizes.append(1)
-                open_anchors.append(event.anchor)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                size, anchor = open_sizes.pop(), open_anchors.pop()
-                if anchor is not None:
-                    anchor_sizes[anchor] = size
-            elif isinstance(event, yaml.ScalarEvent):
-                size = 1
-                if event.anchor is not None:
-                    anchor_sizes[event.anchor] = size
-            elif isinstance(event, yaml.AliasEvent):
-                if event.anchor in open_anchors:
-                    raise _shape_error(name, event, f"alias *{event.anchor} inside the node it names")
-                size = anchor_sizes.get(event.anchor or "", 1)  # an undefined alias is left to the composer
-                aliases, alias_nodes = aliases + 1, alias_nodes + size
-                if aliases > MAX_ALIASES:
-                    raise _shape_error(name, event, f"more than {MAX_ALIASES} aliases")
-                if alias_nodes > MAX_ALIAS_NODES:
-                    raise _shape_error(name, event, f"aliases stand for more than {MAX_ALIAS_NODES} nodes")
-            if open_sizes and size:
-                open_sizes[-1] += size
-    finally:
-        loader.dispose()
-
-
-def _shape_error(name: str, event: yaml.Event, message: str) -> CaseError:
-    line = event.start_mark.line + 1 if event.start_mark is not None else None
-    return problems_error([Problem(name, line, None, f"{message} (a YAML bomb?)")])
 
 
 def _duplicate_keys(node: yaml.Node) -> list[tuple[int, str]]:

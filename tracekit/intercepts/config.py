@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from tracekit.errors import CaseError
 from tracekit.intercepts.base import ResultIntercept
 from tracekit.intercepts.faults import FAULT_TYPES, Fault
 from tracekit.intercepts.tool_intercept import ToolIntercept
 from tracekit.intercepts.tool_mock import ToolMock
+from tracekit.safe_yaml import safe_load_yaml
 
 
 @dataclass
@@ -94,10 +94,13 @@ def load_intercept_config(path: str | Path) -> InterceptConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CaseError(f"{path}: cannot read ({exc.strerror})") from exc
-    try:
-        raw = orjson.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        raise CaseError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+    if path.suffix == ".json":
+        try:
+            raw = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise CaseError(f"{path}: not valid JSON: {exc}") from exc
+    else:
+        raw = safe_load_yaml(text, str(path), CaseError)
     if isinstance(raw, Mapping) and "id" in raw and "input" in raw and path.suffix != ".json":
         try:
             from tracekit.cases.loader import load_case

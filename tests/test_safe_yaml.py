@@ -1,0 +1,28 @@
+"""Every YAML file tracekit reads goes through one safe loader that refuses bombs by line."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracekit.errors import CaseError, ScriptError, TracekitError
+from tracekit.safe_yaml import MAX_DEPTH, safe_load_yaml
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize("error", [TracekitError, CaseError, ScriptError])
+def test_bombs_raise_the_callers_error_with_a_line(error: type[TracekitError]) -> None:
+    with pytest.raises(error, match=r"f\.yaml:\d+: aliases stand for more than"):
+        safe_load_yaml(LAUGHS, "f.yaml", error)
+    with pytest.raises(error, match=f"nested deeper than {MAX_DEPTH}"):
+        safe_load_yaml("[" * 50_000, "f.yaml", error)
+
+
+def test_python_tags_and_syntax_errors_are_refused_by_line() -> None:
+    with pytest.raises(TracekitError, match=r"f\.yaml:1: not valid YAML"):
+        safe_load_yaml("!!python/object/apply:os.system ['true']", "f.yaml")
+    with pytest.raises(TracekitError, match=r"f\.yaml:2: not valid YAML"):
+        safe_load_yaml("a: 1\n- b\n", "f.yaml")
+    assert safe_load_yaml("城市: 北京\n", "f.yaml") == {"城市": "北京"}
