@@ -80,6 +80,14 @@ class Proxy:
     def __init__(self, config: ProxyConfig, index: ReplayIndex | None = None) -> None:
         self.config = config
         replaying = config.mode == "replay"
+        # Configuration is checked before anything (an output folder) is created.
+        needs_upstream = not replaying or config.on_miss == "record"
+        if needs_upstream and not config.upstream:
+            raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
+        if needs_upstream and config.upstream:
+            check_upstream_url(config.upstream)
+        if config.max_body_bytes < 1:
+            raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -99,13 +107,6 @@ class Proxy:
                 deferred=replaying and config.out_dir is None,
             )
         self.tracker = ExchangeTracker(recorder, config.intercepts)
-        needs_upstream = not replaying or config.on_miss == "record"
-        if needs_upstream and not config.upstream:
-            raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
-        if needs_upstream and config.upstream:
-            check_upstream_url(config.upstream)
-        if config.max_body_bytes < 1:
-            raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = UpstreamClient(config.upstream, config.redactor) if needs_upstream and config.upstream else None
         self.misses: list[str] = []
