@@ -5,34 +5,45 @@
 - ``RunningProxy``: a proxy in a background thread (tests, notebooks); ``serve``: the CLI's loop.
 - ``ReplayIndex``: recordings by canonical request key; ``request_key``: that key.
 - ``SessionRegistry``: session stitching; ``Recorder``: one trace file per session.
+- ``SecretFields`` / ``RedactingFilter``: request-body fields and log lines kept secret; the proxy's own
+  refusals (404, 413 over ``DEFAULT_MAX_BODY_BYTES``) are in ``refusals``.
 """
 
 from tracekit.proxy.keys import first_difference, normalized_request, request_key
+from tracekit.proxy.log_redaction import RedactingFilter, redact_logs
 from tracekit.proxy.recorder import Recorder
+from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES
 from tracekit.proxy.replayer import RecordedAnswer, ReplayIndex
+from tracekit.proxy.request_secrets import SECRET_QUERY_PARAMETERS, SecretFields
 from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
-from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
+from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig, check_upstream_url
 from tracekit.proxy.sessions import Session, SessionRegistry
 from tracekit.proxy.trace_files import SessionTrace, TraceFile
 from tracekit.proxy.tracking import ExchangeTracker
 
 __all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
     "HEALTH_PATH",
+    "SECRET_QUERY_PARAMETERS",
     "ExchangeTracker",
     "Proxy",
     "ProxyConfig",
     "RecordedAnswer",
     "Recorder",
+    "RedactingFilter",
     "ReplayIndex",
     "RunningProxy",
+    "SecretFields",
     "Session",
     "SessionRegistry",
     "SessionTrace",
     "TraceFile",
     "check_host",
+    "check_upstream_url",
     "first_difference",
     "is_loopback",
     "normalized_request",
+    "redact_logs",
     "request_key",
     "serve",
 ]
