@@ -137,3 +137,31 @@ def test_a_bad_case_file_is_a_usage_error_naming_the_field(tmp_path: Path) -> No
     assert result.exit_code == 2
     assert "case.json.intercepts[0].mocked_calls[0].inject_result" in result.output
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_replay_takes_the_body_limit_and_secret_fields_and_its_log_keeps_them_out(tmp_path: Path) -> None:
+    user = "tk-cli-user-0042-shanghai"
+    with FakeUpstream([text_reply("你好！")]) as upstream:
+        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(tmp_path))
+        try:
+            anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
+                model="m", max_tokens=10, messages=HELLO
+            )
+        finally:
+            stop(process)
+    process, url = start("replay", str(tmp_path), "--port", "0", "--max-body-bytes", "300",
+                         "--redact-field", "metadata.user_id")  # fmt: skip
+    try:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as too_large:
+            client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "长" * 200}])
+        with pytest.raises(anthropic.NotFoundError):  # a miss quoting the user id where it differs
+            client.messages.create(model="m", max_tokens=10, metadata={"user_id": user},
+                                   messages=[{"role": "user", "content": user}])  # fmt: skip
+    finally:
+        status, _ = stop(process)
+    assert status == 0
+    assert too_large.value.status_code == 413 and "limit of 300 bytes" in too_large.value.message
+    assert process.stderr is not None
+    log = process.stderr.read()
+    assert "first difference" in log and "[REDACTED]" in log and user not in log

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx2
@@ -20,7 +21,7 @@ from tracekit.testing import text_reply
 
 from .helpers import of_kind, read_records, recording, replaying
 
-HELLO = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "你好"}]}
+HELLO: Any = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "你好"}]}
 
 
 def _chunks(data: bytes, size: int = 1000) -> Iterator[bytes]:

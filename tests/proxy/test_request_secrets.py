@@ -5,6 +5,7 @@ none of the redactor's built-in key patterns, so only what the proxy registers c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx2
@@ -51,10 +52,10 @@ def test_a_secret_body_field_is_forwarded_unchanged_and_never_written(tmp_path: 
     fields = ("metadata.user_id", "tools.1.name", "extra")
     with recording([text_reply(f"你好 {USER}")], tmp_path, secret_fields=fields) as (upstream, proxy):
         client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
-        tools: list[dict[str, object]] = [{"name": "lookup_city", "input_schema": {"type": "object"}},
+        tools: Any = [{"name": "lookup_city", "input_schema": {"type": "object"}},
                                           {"name": "internal-tool-x9", "input_schema": {"type": "object"}}]  # fmt: skip
         client.messages.create(
-            model="m", max_tokens=8, metadata={"user_id": USER}, tools=tools,  # type: ignore[arg-type]
+            model="m", max_tokens=8, metadata={"user_id": USER}, tools=tools,
             messages=[{"role": "user", "content": f"我是 {USER}，用 internal-tool-x9，号码 {NUMBER}"}],
             extra_body={"extra": {"account": [NUMBER, True, None]}},
         )
