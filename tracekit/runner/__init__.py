@@ -4,16 +4,49 @@
 - ``run_job`` / ``run_jobs``: one (case, group, repeat) job, or a whole run, through the in-process proxy.
 - ``pass_hat_k`` / ``reliability_summary`` / ``paired_groups``: pass^k, flaky cases, Group A vs B.
 - ``tracekit.runner.policies``: the scripted policies of the offline demo.
+
+Names are imported on first use, so that ``tracekit.runner.reliability`` (used by analysis) does not
+pull in the proxy and the SDKs.
 """
 
-from tracekit.runner.agent import AgentLimits, AgentOutcome, run_agent
-from tracekit.runner.conversation import AgentStart, agent_start, initial_messages, system_prompt
-from tracekit.runner.harness import JobResult, RunSettings, RunSetupError, run_job
-from tracekit.runner.jobs import Job, completed_jobs, plan_jobs
-from tracekit.runner.mock_tools import MockToolExecutor, ToolOutcome
-from tracekit.runner.reliability import CaseReliability, paired_groups, pass_hat_k, reliability_summary
-from tracekit.runner.run import RunReport, run_jobs
-from tracekit.runner.selection import select_cases
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentLimits": "agent",
+    "AgentOutcome": "agent",
+    "run_agent": "agent",
+    "AgentStart": "conversation",
+    "agent_start": "conversation",
+    "initial_messages": "conversation",
+    "system_prompt": "conversation",
+    "JobResult": "harness",
+    "RunSettings": "harness",
+    "RunSetupError": "harness",
+    "run_job": "harness",
+    "Job": "jobs",
+    "completed_jobs": "jobs",
+    "plan_jobs": "jobs",
+    "MockToolExecutor": "mock_tools",
+    "ToolOutcome": "mock_tools",
+    "CaseReliability": "reliability",
+    "paired_groups": "reliability",
+    "pass_hat_k": "reliability",
+    "reliability_summary": "reliability",
+    "RunReport": "run",
+    "run_jobs": "run",
+    "select_cases": "selection",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tracekit.runner' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"tracekit.runner.{module}"), name)
+
 
 __all__ = [
     "AgentLimits",
