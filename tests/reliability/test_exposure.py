@@ -113,9 +113,9 @@ def test_the_health_endpoint_reveals_no_configuration_or_secret(tmp_path: Path) 
             responses = _health_responses(proxy, key)
         finally:
             assert proxy.stop() == 0
-        # An upstream URL with credentials in it (a gateway with basic auth): only its health is asked for.
-        gateway = RecordProcess(f"http://gateway-user:tkrel-gateway-password@127.0.0.1:{upstream.port}/tkrel-gw",
-                                tmp_path / "gw", tmp_path / "logs", name="gateway")  # fmt: skip
+        # An upstream behind a gateway path (URLs with credentials are refused at start): only health is asked.
+        gateway = RecordProcess(f"http://127.0.0.1:{upstream.port}/tkrel-gw", tmp_path / "gw", tmp_path / "logs",
+                                name="gateway")  # fmt: skip
         try:
             responses += _health_responses(gateway, key)
         finally:
@@ -124,6 +124,6 @@ def test_the_health_endpoint_reveals_no_configuration_or_secret(tmp_path: Path) 
         assert response.status_code == 200
         assert response.json().get("status") == "ok"
         shown = response.text + " ".join(f"{name}: {value}" for name, value in response.headers.items())
-        for private in (str(upstream.port), "tkrel-gateway-password", "gateway-user", "tkrel-gw", configured, key,
+        for private in (str(upstream.port), "tkrel-gw", configured, key,
                         str(out), "private-recordings", str(case), "search_flights"):  # fmt: skip
             assert private not in shown, f"the health endpoint shows {private!r}"
