@@ -1,9 +1,11 @@
 """Secrets a request carries outside its headers: query parameters (``?key=``, ``?access_token=``, ...) and
-request-body fields named with ``secret_fields`` / ``--redact-field``. Values are made-up strings that match
-none of the redactor's built-in key patterns, so only what the proxy registers can catch them."""
+request-body fields named with ``secret_fields`` / ``--redact-field``; and credentials in the upstream URL.
+Values are made-up strings that match none of the redactor's built-in key patterns, so only what the proxy
+registers can catch them."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +14,11 @@ import httpx2
 import orjson
 import pytest
 
+from tracekit.proxy import ProxyConfig, RunningProxy
+from tracekit.proxy.answers import split_credentials
 from tracekit.proxy.request_secrets import SecretFields, register_query_secrets
 from tracekit.redact import Redactor
-from tracekit.testing import FakeRequest, Reply, error_reply, text_reply
+from tracekit.testing import FakeRequest, FakeUpstream, Reply, error_reply, text_reply
 
 from .helpers import recording
 from .test_redaction import scan
@@ -23,6 +27,7 @@ TOKEN = "tk-query-token-71c3e09d"
 ODD = "tk/odd+token&=é-1234"  # percent-encoded on the wire
 USER = "tk-user-4471-beijing"
 NUMBER = 9081726354
+HELLO: Any = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "你好"}]}
 
 
 def _echo_query(request: FakeRequest) -> Reply:
@@ -73,3 +78,33 @@ def test_secret_field_paths_skip_what_the_body_does_not_have() -> None:
     )
     assert redactor.redact_text("value-of-a-b first-item-0 not-a-list") == "[REDACTED] first-item-0 not-a-list"
     assert not SecretFields([]) and SecretFields(["x"])
+
+
+def _echo_authorization(request: FakeRequest) -> Reply:
+    return text_reply(f"you sent {request.headers.get('authorization')}")
+
+
+def test_credentials_in_the_upstream_url_go_as_basic_auth_unless_the_agent_authorizes_itself(tmp_path: Path) -> None:
+    password = "gw-pass/93e1"  # percent-encoded in the URL
+    basic = "Basic " + base64.b64encode(f"gw-user:{password}".encode()).decode()
+    with FakeUpstream(_echo_authorization) as upstream:
+        url = upstream.url.replace("http://", "http://gw-user:gw-pass%2F93e1@")
+        config = ProxyConfig(upstream=url, out_dir=tmp_path, redactor=Redactor())
+        with RunningProxy(config) as proxy, httpx2.Client(base_url=proxy.url) as client:
+            echoed = client.post("/v1/messages", json=HELLO, headers={"x-api-key": "agent-key-0001"}).json()
+            client.post("/v1/chat/completions", json=HELLO, headers={"authorization": "Bearer agent-bearer-0002"})
+        first, second = upstream.requests
+    assert echoed["content"][0]["text"] == f"you sent {basic}", "the upstream echoed the header into the trace"
+    assert first.headers["authorization"] == basic and first.headers["x-api-key"] == "agent-key-0001"
+    assert second.headers["authorization"] == "Bearer agent-bearer-0002", "the agent's own header wins"
+    assert scan(tmp_path, password, basic.split()[1], "gw-user:", "agent-key-0001", "agent-bearer-0002") == []
+
+
+def test_split_credentials_keeps_the_rest_of_the_url() -> None:
+    redactor = Redactor(patterns=())
+    plain = "https://gw.example:8443/api/v1?x=1"
+    assert split_credentials(plain, redactor) == (plain, None)
+    url, basic = split_credentials("https://user:p%40ss-long-1@gw.example:8443/api/v1", redactor)
+    assert url == "https://gw.example:8443/api/v1"
+    assert basic == "Basic " + base64.b64encode(b"user:p@ss-long-1").decode()
+    assert redactor.redact_text("p@ss-long-1 user:p%40ss-long-1") == "[REDACTED] [REDACTED]"

@@ -41,7 +41,8 @@ def record(
     Point the agent's SDK at the printed URL (the openai SDK at URL/v1). Requests with the same
     x-tracekit-session header form one trace; without it, sessions are stitched by conversation.
     API keys (headers, ?key= and the like, --redact-field values) are forwarded upstream and never
-    written. An upstream URL with user:password@ is refused. Stops on SIGTERM / SIGINT (exit 0).
+    written. An upstream URL with user:password@ sends them as basic auth when the agent sends no
+    Authorization header. Stops on SIGTERM / SIGINT (exit 0).
     """
     config = ProxyConfig(
         mode="record",

@@ -16,7 +16,7 @@ from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES
 from tracekit.proxy.replayer import RecordedAnswer, ReplayIndex
 from tracekit.proxy.request_secrets import SECRET_QUERY_PARAMETERS, SecretFields
 from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
-from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig, check_upstream_url
+from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
 from tracekit.proxy.sessions import Session, SessionRegistry
 from tracekit.proxy.trace_files import SessionTrace, TraceFile
 from tracekit.proxy.tracking import ExchangeTracker
@@ -39,7 +39,6 @@ __all__ = [
     "SessionTrace",
     "TraceFile",
     "check_host",
-    "check_upstream_url",
     "first_difference",
     "is_loopback",
     "normalized_request",

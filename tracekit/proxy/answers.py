@@ -5,8 +5,10 @@ code that sends them to the client: a status, headers, and a body or a stream of
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 import orjson
@@ -91,9 +93,15 @@ class UpstreamAnswer(Answer):
 
 
 class UpstreamClient:
-    """Forwards requests to the upstream API over one pooled aiohttp session (connections are reused)."""
+    """Forwards requests to the upstream API over one pooled aiohttp session (connections are reused).
+
+    A base URL with credentials (``https://user:password@gateway``) has them taken out of the URL and sent as
+    ``Authorization: Basic ...`` on requests whose agent sent no Authorization header of its own; the
+    credentials are registered as secrets.
+    """
 
     def __init__(self, base_url: str, redactor: Redactor, *, read_timeout: float = 600.0) -> None:
+        base_url, self._basic_auth = split_credentials(base_url, redactor)
         self.base_url = base_url.rstrip("/")
         self.redactor = redactor
         self._read_timeout = read_timeout
@@ -134,10 +142,12 @@ class UpstreamClient:
         if self._session is None:
             await self.start()
         assert self._session is not None
+        forwarded = upstream_request_headers(headers, self.redactor)
+        if self._basic_auth is not None and "authorization" not in forwarded:
+            forwarded["authorization"] = self._basic_auth
         try:
             response = await self._session.request(
-                method, self.url_for(route, query), data=body or None,
-                headers=upstream_request_headers(headers, self.redactor), allow_redirects=False,
+                method, self.url_for(route, query), data=body or None, headers=forwarded, allow_redirects=False,
             )  # fmt: skip
         except aiohttp.ClientConnectorError as exc:
             return Answer(502, CIMultiDict(), failure="connect", failure_detail=f"cannot connect upstream: {exc}")
@@ -147,6 +157,21 @@ class UpstreamClient:
         except asyncio.TimeoutError:
             return Answer(504, CIMultiDict(), failure="connect", failure_detail="upstream timed out")
         return UpstreamAnswer(response)
+
+
+def split_credentials(url: str, redactor: Redactor) -> tuple[str, str | None]:
+    """``url`` without ``user:password@``, and the Basic Authorization value they make (None when the URL has
+    none). The credentials are registered with ``redactor`` (RFC 7617: base64 of ``user:password``)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    credentials = f"{unquote(user)}:{unquote(password)}"
+    basic = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
+    for secret in (basic, credentials, userinfo, unquote(password)):
+        redactor.add_secret(secret)
+    return urlunsplit(parts._replace(netloc=host)), basic
 
 
 def json_answer(status: int, body: Any, headers: dict[str, str] | None = None, *, first_delay: float = 0.0) -> Answer:

@@ -20,13 +20,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
 from aiohttp import web
 
-from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
@@ -84,8 +82,6 @@ class Proxy:
         needs_upstream = not replaying or config.on_miss == "record"
         if needs_upstream and not config.upstream:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
-        if needs_upstream and config.upstream:
-            check_upstream_url(config.upstream)
         if config.max_body_bytes < 1:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         if replaying and index is None:
@@ -371,22 +367,6 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
     if not isinstance(body, dict):
         return body, f"not a JSON object: {type(body).__name__}"
     return body, None
-
-
-def check_upstream_url(url: str) -> None:
-    """Refuse an upstream URL carrying credentials (``https://user:pass@host``): aiohttp cannot send them
-    next to the agent's own Authorization header, and the proxy forwards the agent's headers as they are."""
-    try:
-        netloc = urlsplit(url).netloc
-    except ValueError as exc:
-        raise TracekitError(f"the upstream URL is not a URL: {exc}") from None
-    if "@" in netloc:
-        host = netloc.rsplit("@", 1)[1]
-        raise TracekitError(
-            f"the upstream URL carries credentials (...@{host}); tracekit forwards the agent's own "
-            "x-api-key / Authorization headers and nothing else. Remove the user and password from the URL "
-            "and let the agent send them (e.g. a gateway's Authorization header)."
-        )
 
 
 async def _event_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
