@@ -3,7 +3,9 @@
 ``Proxy`` serves ``POST /v1/messages`` (Anthropic), ``POST /v1/chat/completions`` (OpenAI) and
 ``GET /_tracekit/health``. In record mode answers come from the upstream API; in replay mode from a
 ``ReplayIndex`` (and, with ``on_miss="record"``, from upstream when no recording matches). Intercepts
-and faults apply the same way in both.
+and faults apply the same way in both. Unknown routes (404) and bodies over ``max_body_bytes`` (413) are
+answered by the proxy itself (``refusals``); a body that is not a JSON object is forwarded as it came and
+recorded with ``request_raw`` and ``request_parse_error``.
 
 Streams are passed on as they arrive: each chunk is written to the client first and parsed for the
 trace after. Failures reach the client the way they happened: an error status with its body, a
