@@ -34,6 +34,7 @@ from tracekit.analyze.values import (
     scalar_text,
 )
 from tracekit.trace.canonical import content_hash
+from tracekit.trace.view import content_text
 
 if TYPE_CHECKING:
     import networkx
@@ -119,15 +120,31 @@ class CallGraph:
     def __init__(self, nodes: list[CallNode]) -> None:
         self.nodes = nodes
         self._by_index = {node.index: node for node in nodes}
-        self.next_edges = [Edge("next", a.index, b.index) for a, b in itertools.pairwise(nodes)]
-        self.same_edges: list[Edge] = []
-        last_seen: dict[str, int] = {}
-        for node in nodes:
-            previous = last_seen.get(node.key)
-            if previous is not None:
-                self.same_edges.append(Edge("same", previous, node.index))
-            last_seen[node.key] = node.index
+        # Edges are made on first use: the default detectors read nodes and keys only.
+        self._next_edges: list[Edge] | None = None
+        self._same_edges: list[Edge] | None = None
         self._data_edges: list[Edge] | None = None
+
+    @property
+    def next_edges(self) -> list[Edge]:
+        """Call *i* to the call after it, in the order the agent issued them."""
+        if self._next_edges is None:
+            self._next_edges = [Edge("next", a.index, b.index) for a, b in itertools.pairwise(self.nodes)]
+        return self._next_edges
+
+    @property
+    def same_edges(self) -> list[Edge]:
+        """A call to the previous call with the same tool and canonical arguments."""
+        if self._same_edges is None:
+            same: list[Edge] = []
+            last_seen: dict[str, int] = {}
+            for node in self.nodes:
+                previous = last_seen.get(node.key)
+                if previous is not None:
+                    same.append(Edge("same", previous, node.index))
+                last_seen[node.key] = node.index
+            self._same_edges = same
+        return self._same_edges
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -182,22 +199,21 @@ class CallGraph:
 def build_graph(calls: Iterable[Call]) -> CallGraph:
     """The call graph of a trace's calls (``Trace.calls(history_messages)``)."""
     nodes = []
+    append = nodes.append
     for call in calls:
-        result = call.result
-        nodes.append(
-            CallNode(
-                index=call.index,
-                tool=call.name,
-                arguments=call.input,
-                key=argument_key(call.name, call.input),
-                is_error=call.is_error,
-                has_result=result is not None,
-                turn=call.call.message_index,
-                history=call.history,
-                result_text=call.result_text,
-                result_turn=result.message_index if result is not None else None,
+        record, result = call.call, call.result
+        name, arguments = record.name, record.input
+        key = argument_key(name, arguments)
+        if result is None:
+            append(CallNode(record.index, name, arguments, key, False, False, record.message_index, call.history))
+        else:
+            content = result.content
+            append(
+                CallNode(
+                    record.index, name, arguments, key, result.is_error, True, record.message_index, call.history,
+                    content if type(content) is str else content_text(content), result.message_index,
+                )
             )
-        )
     return CallGraph(nodes)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -188,6 +188,7 @@ def analyze_trace(
                     f"{', '.join(node.tool for node in run.judged)} (过度工具化); answer directly.",
                 )
             )
+    stats = trace.stats()
     return {
         "trace_id": header.trace_id,
         "session": header.session,
@@ -197,10 +198,16 @@ def analyze_trace(
         "run": run_name(header.source, header.model),
         "group": header.group,
         "repeat": header.repeat,
-        "stats": asdict(trace.stats()),
+        "stats": {
+            "llm_calls": stats.llm_calls,
+            "tool_calls": stats.tool_calls,
+            "tool_errors": stats.tool_errors,
+            "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+        },
         "tool_calls": [
-            {"index": c.index, "name": c.name, "input": c.input, "is_error": c.is_error, "history": c.history}
-            for c in calls
+            {"index": n.index, "name": n.tool, "input": n.arguments, "is_error": n.is_error, "history": n.history}
+            for n in graph.nodes
         ],
         "findings": [finding.to_dict() for finding in findings],
         "verdict": verdict,

@@ -13,7 +13,7 @@ from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One tool call with the result the model saw for it (None when the trace ends before it)."""
 
