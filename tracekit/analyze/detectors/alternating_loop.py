@@ -18,7 +18,8 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
     periods = range(int(options["min_period"]), int(options["max_period"]) + 1)
     min_repeats, error_from = int(options["min_repeats"]), int(options["error_from"])
     nodes = context.graph.nodes
-    keys = [node.key for node in nodes]
+    numbers: dict[str, int] = {}
+    keys = [numbers.setdefault(node.key, len(numbers)) for node in nodes]  # small ints compare fastest
     findings = []
     start = 0
     while start < len(keys):
@@ -51,11 +52,13 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
     return findings
 
 
-def _cycle_at(keys: list[str], start: int, periods: range, min_repeats: int) -> tuple[int, int] | None:
+def _cycle_at(keys: list[int], start: int, periods: range, min_repeats: int) -> tuple[int, int] | None:
     """The shortest cycle starting at ``start`` that repeats at least ``min_repeats`` times."""
     for period in periods:
         if start + period * min_repeats > len(keys):
             break
+        if min_repeats > 1 and keys[start + period] != keys[start]:
+            continue  # not even one repetition begins: the cheap test that rules out most starts
         if len(set(keys[start : start + period])) == 1:
             continue
         length = period

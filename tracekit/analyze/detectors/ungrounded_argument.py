@@ -23,9 +23,11 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
         if node.history:
             continue
         declared = catalog is not None and node.tool in catalog and bool(catalog[node.tool].id_params)
-        if not declared and not (generic and "id" in node.key):
+        # An identifier name ends in "id"/"ids", so without "id" in the arguments' JSON there is none.
+        named = generic and "id" in node.argument_text
+        if not declared and not named:
             continue  # no identifier argument: nothing to ground
-        arguments = _identifier_arguments(node, context)
+        arguments = _identifier_arguments(node, context, named)
         if not arguments:
             continue
         results = seen.before(node)
@@ -48,7 +50,7 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
     return findings
 
 
-def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tuple[str, Any]]:
+def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool) -> list[tuple[str, Any]]:
     arguments = node.arguments
     if not isinstance(arguments, dict):
         return []
@@ -58,7 +60,7 @@ def _identifier_arguments(node: CallNode, context: DetectorContext) -> list[tupl
             for value in values_at(arguments, param):
                 for path, leaf in leaves(value, param):
                     found.setdefault(path, leaf)
-    if context.options.get("generic_names", True) and "id" in node.key:
+    if named:
         for path, leaf in leaves(arguments):
             if is_identifier_name(path):
                 found.setdefault(path, leaf)

@@ -18,10 +18,13 @@ def unused_output(context: DetectorContext) -> list[Finding]:
     pattern = str(context.options.get("generic_lookup_pattern") or "")
     findings = []
     nodes = context.graph.nodes
+    lookups: dict[str, list[str] | None] = {}
     for node in nodes:
         if node.history or not node.succeeded:
             continue
-        output_ids = _lookup_output_ids(node.tool, context, pattern)
+        if node.tool not in lookups:
+            lookups[node.tool] = _lookup_output_ids(node.tool, context, pattern)
+        output_ids = lookups[node.tool]
         if output_ids is None:
             continue
         values = _identifier_values(node.result, output_ids)
