@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anthropic
 import httpx2
 import pytest
+from click.testing import CliRunner, Result
 
+from tracekit.cli.main import cli
 from tracekit.proxy import check_host, is_loopback
 from tracekit.testing import FakeUpstream, text_reply
 
@@ -63,15 +66,25 @@ def test_binds_loopback_by_default(tmp_path: Path, command: str) -> None:
 @pytest.mark.parametrize("command", ["record", "replay"])
 @pytest.mark.parametrize("host", REMOTE_HOSTS)
 def test_a_non_loopback_address_is_refused_without_allow_remote(tmp_path: Path, command: str, host: str) -> None:
+    # In process (fast): the refusal comes before any socket is opened; a proxy that did not refuse would keep
+    # serving, hence the thread with a deadline.
     args = (
         ["--upstream", "http://127.0.0.1:9", "--out", str(tmp_path / "out")] if command == "record" else [str(tmp_path)]
     )
-    done = subprocess.run(tracekit_command([command, *args, "--port", "0", "--host", host]), capture_output=True,
-                          env=clean_env(), timeout=30)  # fmt: skip
-    assert done.returncode == 2
-    assert b"--allow-remote" in done.stderr and b"refusing to listen" in done.stderr
-    assert b"listening on" not in done.stdout
-    assert b"Traceback" not in done.stderr
+    results: list[Result] = []
+
+    def invoke() -> None:
+        results.append(CliRunner().invoke(cli, [command, *args, "--port", "0", "--host", host]))
+
+    worker = threading.Thread(target=invoke, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert results, f"tracekit {command} --host {host} is still running: it did not refuse"
+    (result,) = results
+    assert result.exit_code == 2, result.output
+    assert "--allow-remote" in result.output and "refusing to listen" in result.output
+    assert "listening on" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_allow_remote_warns_before_binding(tmp_path: Path) -> None:
