@@ -103,9 +103,7 @@ tau_entry = st.fixed_dictionaries(
 
 DOCUMENTS = {
     "anthropic-messages": st.lists(anthropic_message, max_size=6)
-    | st.fixed_dictionaries(
-        {"messages": st.lists(anthropic_message, max_size=6)}, optional={"system": _maybe(text)}
-    ),
+    | st.fixed_dictionaries({"messages": st.lists(anthropic_message, max_size=6)}, optional={"system": _maybe(text)}),
     "openai-messages": st.lists(openai_message, max_size=6)
     | st.fixed_dictionaries({"messages": st.lists(openai_message, max_size=6)}),
     "tau-bench": st.lists(tau_entry, max_size=3),
