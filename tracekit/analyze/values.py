@@ -39,12 +39,21 @@ def parse_result(text: str) -> Any:
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     """Every scalar inside ``value`` with its path (``items[0].id``); the root scalar has path ``""``."""
+    # Scalars are yielded here rather than from a nested generator each: most leaves are scalars.
     if isinstance(value, dict):
         for key, inner in value.items():
-            yield from leaves(inner, f"{path}.{key}" if path else str(key))
+            inner_path = f"{path}.{key}" if path else str(key)
+            if isinstance(inner, (dict, list)):
+                yield from leaves(inner, inner_path)
+            else:
+                yield inner_path, inner
     elif isinstance(value, list):
         for position, inner in enumerate(value):
-            yield from leaves(inner, f"{path}[{position}]")
+            inner_path = f"{path}[{position}]"
+            if isinstance(inner, (dict, list)):
+                yield from leaves(inner, inner_path)
+            else:
+                yield inner_path, inner
     else:
         yield path, value
 
