@@ -9,7 +9,7 @@ Entry points: ``analyze_trace`` (one loaded trace -> its ``traces[]`` entry), ``
 from tracekit.analyze.binding import CaseRun, bind_case, history_length
 from tracekit.analyze.checks import Check, evaluate_expect
 from tracekit.analyze.detectors import REGISTRY, DetectorContext, Finding, detector, resolve_options, run_detectors
-from tracekit.analyze.graph import CallGraph, CallNode, Edge, build_graph
+from tracekit.analyze.graph import CallGraph, CallNode, Edge, build_graph, trace_graph
 from tracekit.analyze.results import (
     AnalyzeSettings,
     FileOutcome,
@@ -46,6 +46,7 @@ __all__ = [
     "history_length",
     "resolve_options",
     "run_detectors",
+    "trace_graph",
     "trace_paths",
     "write_results",
 ]

@@ -39,7 +39,8 @@ from tracekit.trace.view import content_text
 if TYPE_CHECKING:
     import networkx
 
-    from tracekit.trace import Call
+    from tracekit.trace import Call, Trace
+    from tracekit.trace.models import ToolCall, ToolResult
 
 EdgeKind = Literal["next", "data", "same"]
 
@@ -198,23 +199,34 @@ class CallGraph:
 
 def build_graph(calls: Iterable[Call]) -> CallGraph:
     """The call graph of a trace's calls (``Trace.calls(history_messages)``)."""
-    nodes = []
-    append = nodes.append
-    for call in calls:
-        record, result = call.call, call.result
-        name, arguments = record.name, record.input
-        key = argument_key(name, arguments)
-        if result is None:
-            append(CallNode(record.index, name, arguments, key, False, False, record.message_index, call.history))
-        else:
-            content = result.content
-            append(
-                CallNode(
-                    record.index, name, arguments, key, result.is_error, True, record.message_index, call.history,
-                    content if type(content) is str else content_text(content), result.message_index,
-                )
-            )
-    return CallGraph(nodes)
+    return CallGraph([_node(call.call, call.result, call.history) for call in calls])
+
+
+def trace_graph(trace: Trace, history_messages: int = 0) -> CallGraph:
+    """The call graph of a whole trace: ``build_graph(trace.calls(history_messages))`` without making the
+    ``Call`` pairs first (the same pairing: each call with the first result that names its index)."""
+    results: dict[int, ToolResult] = {}
+    for result in trace.kind("tool_result"):
+        if result.call_index is not None and result.call_index not in results:
+            results[result.call_index] = result
+    return CallGraph(
+        [
+            _node(record, results.get(record.index), record.message_index < history_messages)
+            for record in trace.kind("tool_call")
+        ]
+    )
+
+
+def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:
+    name, arguments = record.name, record.input
+    key = argument_key(name, arguments)
+    if result is None:
+        return CallNode(record.index, name, arguments, key, False, False, record.message_index, history)
+    content = result.content
+    return CallNode(
+        record.index, name, arguments, key, result.is_error, True, record.message_index, history,
+        content if type(content) is str else content_text(content), result.message_index,
+    )
 
 
 def _data_edges(nodes: list[CallNode]) -> Iterator[Edge]:

@@ -79,6 +79,7 @@ class RunOutcome:
     unreadable_files: int
 
 
+_DEFAULT_SETTINGS = AnalyzeSettings()
 _LIBRARIES: dict[str, CaseLibrary] = {}
 _OPTIONS: dict[str, dict[str, Any]] | None = None
 
@@ -152,9 +153,9 @@ def analyze_trace(
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
     from tracekit.analyze.binding import CaseRun, bind_case, history_length
     from tracekit.analyze.detectors import DetectorContext, Finding, run_detectors
-    from tracekit.analyze.graph import build_graph
+    from tracekit.analyze.graph import trace_graph
 
-    settings = settings or AnalyzeSettings()
+    settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = _judge_hook(settings.judge)
     if library is None and settings.cases_dir is not None:
@@ -167,8 +168,7 @@ def analyze_trace(
         if problem is not None:
             problems.append(problem)
     history = history_length(case) if case is not None else 0
-    calls = trace.calls(history)
-    graph = build_graph(calls)
+    graph = trace_graph(trace, history)
     catalog = library.catalog if library is not None else None
     context = DetectorContext(graph, trace, catalog, case, history)
     findings = run_detectors(context, settings.detector_options or _default_detector_options())
