@@ -66,6 +66,7 @@ class CallNode:
     """``message_index`` of the message that carried the result."""
     _result: Any = field(default=None, repr=False)
     _parsed: bool = field(default=False, repr=False)
+    _argument_text: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def args_hash(self) -> str:
@@ -93,7 +94,10 @@ class CallNode:
     @property
     def argument_text(self) -> str:
         """The arguments as canonical JSON text (for finding a value among them), computed once."""
-        return self.key.partition("\x00")[2]
+        text = self._argument_text
+        if text is None:
+            text = self._argument_text = self.key.partition("\x00")[2]
+        return text
 
     def returned_before(self, other: CallNode) -> bool:
         """Whether this call's result was in the conversation before ``other`` was issued."""

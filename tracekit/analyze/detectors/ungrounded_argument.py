@@ -72,16 +72,16 @@ class _SeenResults:
 
     def __init__(self, nodes: list[CallNode]) -> None:
         self._pending = sorted((n for n in nodes if n.has_result), key=lambda n: (n.result_turn_or_turn, n.index))
-        self._parts: list[str] = []
+        self._seen = 0
         self._text = ""
 
     def before(self, node: CallNode) -> str:
-        grew = False
-        while self._pending and self._pending[0].returned_before(node):
-            self._parts.append(self._pending.pop(0).result_text)
-            grew = True
-        if grew:
-            self._text = "\n".join(self._parts)
+        pending, seen = self._pending, self._seen
+        while seen < len(pending) and pending[seen].returned_before(node):
+            seen += 1
+        if seen != self._seen:
+            self._seen = seen
+            self._text = "\n".join([done.result_text for done in pending[:seen]])
         return self._text
 
 

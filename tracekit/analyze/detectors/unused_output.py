@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
@@ -57,9 +58,14 @@ def _lookup_output_ids(tool: str, context: DetectorContext, pattern: str) -> lis
     if catalog is not None and tool in catalog:
         spec = catalog[tool]
         return list(spec.output_ids) if spec.kind == "lookup" else None
-    if pattern and re.search(pattern, tool):
+    if pattern and _matches(pattern, tool):
         return []
     return None
+
+
+@lru_cache(maxsize=4096)
+def _matches(pattern: str, tool: str) -> bool:
+    return re.search(pattern, tool) is not None
 
 
 def _identifier_values(result: Any, output_ids: list[str]) -> list[Any]:
@@ -75,5 +81,5 @@ def _any_used(
 ) -> bool:
     """Whether any value occurs in a later call's arguments (``argument_texts``: the canonical JSON text of each
     node's arguments) or in the answer."""
-    later = "\n".join(text for node, text in zip(nodes, argument_texts, strict=True) if lookup.returned_before(node))
+    later = "\n".join([text for node, text in zip(nodes, argument_texts, strict=True) if lookup.returned_before(node)])
     return any(occurs_in(value, later) or occurs_in(value, answer) for value in values)
