@@ -20,9 +20,17 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
     nodes = context.graph.nodes
     numbers: dict[str, int] = {}
     keys = [numbers.setdefault(node.key, len(numbers)) for node in nodes]  # small ints compare fastest
-    findings = []
+    findings: list[Finding] = []
+    # A cycle repeats only if some call's key comes back within max_period calls; the tests below skip
+    # the traces and starts where none does, which are most of them.
+    prefilter = min_repeats > 1 and periods.start >= 1
+    if prefilter and len(numbers) == len(keys):
+        return findings
     start = 0
     while start < len(keys):
+        if prefilter and keys[start] not in keys[start + periods.start : start + periods.stop]:
+            start += 1
+            continue
         match = _cycle_at(keys, start, periods, min_repeats)
         if match is None:
             start += 1

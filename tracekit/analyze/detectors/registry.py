@@ -154,8 +154,12 @@ def run_detectors(context: DetectorContext, options: dict[str, dict[str, Any]]) 
             continue
         context.options = settings
         found = spec.function(context)
-        findings.extend(sorted(found, key=lambda finding: finding.calls[:1]))
+        findings.extend(sorted(found, key=_first_call) if len(found) > 1 else found)
     return findings
+
+
+def _first_call(finding: Finding) -> list[int]:
+    return finding.calls[:1]
 
 
 def _coerce(kind: str, key: str, default: Any, value: Any) -> Any:

@@ -16,9 +16,10 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
     context: the agent made it up."""
     findings = []
     nodes = context.graph.nodes
-    seen = _SeenResults(nodes)
+    seen: _SeenResults | None = None
     catalog = context.catalog
     generic = bool(context.options.get("generic_names", True))
+    by_key: dict[str, list[tuple[str, Any]]] = {}  # identical calls have identical identifier arguments
     for node in nodes:
         if node.history:
             continue
@@ -27,9 +28,13 @@ def ungrounded_argument(context: DetectorContext) -> list[Finding]:
         named = generic and "id" in node.argument_text
         if not declared and not named:
             continue  # no identifier argument: nothing to ground
-        arguments = _identifier_arguments(node, context, named)
+        arguments = by_key.get(node.key)
+        if arguments is None:
+            arguments = by_key[node.key] = _identifier_arguments(node, context, named)
         if not arguments:
             continue
+        if seen is None:
+            seen = _SeenResults(nodes)
         results = seen.before(node)
         ungrounded = [(path, value) for path, value in arguments if not _grounded(value, node, results, context)]
         if not ungrounded:
