@@ -67,17 +67,15 @@ class DetectorContext:
 
     @cached_property
     def message_texts(self) -> list[tuple[int, str]]:
-        """(message_index, text) of the user and system messages, in order; system prompts count as
-        message -1 (known from the start)."""
-        from tracekit.trace import SystemMessage, UserMessage, content_text
+        """(message_index, text) of the system prompts, then of the user messages in order; system prompts
+        count as message -1 (known from the start)."""
+        from tracekit.trace import content_text
 
         if self.trace is None:
             return []
-        return [
-            (record.message_index if type(record) is UserMessage else -1, content_text(record.content))
-            for record in self.trace.records
-            if type(record) is UserMessage or type(record) is SystemMessage
-        ]
+        texts = [(-1, content_text(record.content)) for record in self.trace.kind("system_message")]
+        texts.extend((record.message_index, content_text(record.content)) for record in self.trace.kind("user_message"))
+        return texts
 
     @cached_property
     def case_texts(self) -> list[str]:
