@@ -28,7 +28,7 @@ from tracekit.redact import Redactor
 from tracekit.testing import FakeUpstream, text_reply
 from tracekit.trace import load_trace
 
-from .support import read_lines
+from .support import exchange_records, read_lines
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 ROUTES = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
@@ -55,19 +55,20 @@ class ProxyUnderTest:
         return self.proxy.proxy.tracker.recording_errors
 
     def records(self, session: str, errors_before: int | None = None) -> list[dict[str, Any]]:
-        """The session's trace lines (recorded just after the response went out: wait for them). With
+        """The session's trace lines, once its exchange record is there (records are written just after the
+        response went out: wait for them). With
         ``errors_before``, an empty list as soon as the recorder reports a new error instead."""
         path = self.out / f"{session}.jsonl"
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if path.exists():
                 records = read_lines(path)
-                if any(r["kind"] == "model_call" for r in records):
+                if exchange_records(records):
                     return records
             if errors_before is not None and len(self.recording_errors) > errors_before:
                 return []
             time.sleep(0.005)
-        raise AssertionError(f"no model_call recorded for {session}")
+        raise AssertionError(f"no exchange recorded for {session}")
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +149,23 @@ odd_bodies = st.fixed_dictionaries(
 )  # fmt: skip
 
 
+def _not_known_bug(body: dict[str, Any]) -> bool:
+    # Known bug, pinned by test_odd_openai_tool_calls_are_still_recorded (.team/requests-proxy.md, item 4): the
+    # OpenAI provider raises on tool_calls that are not a list of objects with an object "function", and the
+    # exchange is lost from the trace. Drop this filter once fixed.
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if calls is not None and (
+            not isinstance(calls, list)
+            or any(isinstance(call, dict) and not isinstance(call.get("function"), dict | None) for call in calls)
+        ):
+            return False
+    return True
+
+
 @FUZZ
-@given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies)
+@given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies.filter(_not_known_bug))
 def test_any_json_object_is_forwarded_answered_and_recorded_as_one_exchange(
     proxied: ProxyUnderTest, provider: str, body: dict[str, Any]
 ) -> None:
@@ -158,9 +174,11 @@ def test_any_json_object_is_forwarded_answered_and_recorded_as_one_exchange(
     response, session = proxied.post(ROUTES[provider], raw)
     assert len(proxied.upstream.requests) == before + 1, f"not forwarded: {response.status_code} {response.text}"
     assert proxied.upstream.requests[-1].raw == raw
-    assert "Internal Server Error" not in response.text
-    calls = [r for r in proxied.records(session, errors_before=errors) if r["kind"] == "model_call"]
-    assert proxied.recording_errors[errors:] == [] and len(calls) == 1
+    exchanges = exchange_records(proxied.records(session, errors_before=errors))
+    assert proxied.recording_errors[errors:] == [] and len(exchanges) == 1
+    # The answer is the upstream's (the fake upstream itself answers some odd bodies with a bare 500, which
+    # is recorded as an attempt the SDKs would retry: an error record, not yet a model call).
+    assert exchanges[0]["status"] == response.status_code
     assert load_trace(proxied.out / f"{session}.jsonl").problems == []
 
 
@@ -184,6 +202,23 @@ def test_an_odd_conversation_is_still_recorded(proxied: ProxyUnderTest, name: st
     _, session = proxied.post(ROUTES["anthropic"], orjson.dumps({"model": "m", **ODD_CONVERSATIONS[name]}))
     assert proxied.records(session, errors_before=errors)
     assert proxied.recording_errors[errors:] == []
+
+
+ODD_OPENAI_TOOL_CALLS: dict[str, Any] = {"not_a_list": 1, "function_not_an_object": [{"id": "c", "function": 3}]}
+
+
+@pytest.mark.xfail(reason="providers: odd OpenAI tool_calls lose the exchange record (.team/requests-proxy.md)",
+                   strict=True)  # fmt: skip
+@pytest.mark.parametrize("name", sorted(ODD_OPENAI_TOOL_CALLS))
+def test_odd_openai_tool_calls_are_still_recorded(proxied: ProxyUnderTest, name: str) -> None:
+    message = {"role": "assistant", "content": None, "tool_calls": ODD_OPENAI_TOOL_CALLS[name]}
+    errors = len(proxied.recording_errors)
+    _, session = proxied.post(ROUTES["openai"], orjson.dumps({"model": "m", "messages": [message]}))
+    try:
+        assert proxied.records(session, errors_before=errors)
+        assert proxied.recording_errors[errors:] == []
+    finally:
+        del proxied.recording_errors[errors:]  # known: not to fail the module's final check
 
 
 @pytest.mark.parametrize("provider", sorted(ROUTES))
