@@ -149,23 +149,8 @@ odd_bodies = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-def _not_known_bug(body: dict[str, Any]) -> bool:
-    # Known bug, pinned by test_odd_openai_tool_calls_are_still_recorded (.team/requests-proxy.md, item 4): the
-    # OpenAI provider raises on tool_calls that are not a list of objects with an object "function", and the
-    # exchange is lost from the trace. Drop this filter once fixed.
-    messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else []:
-        calls = message.get("tool_calls") if isinstance(message, dict) else None
-        if calls is not None and (
-            not isinstance(calls, list)
-            or any(isinstance(call, dict) and not isinstance(call.get("function"), dict | None) for call in calls)
-        ):
-            return False
-    return True
-
-
 @FUZZ
-@given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies.filter(_not_known_bug))
+@given(provider=st.sampled_from(sorted(ROUTES)), body=odd_bodies)
 def test_any_json_object_is_forwarded_answered_and_recorded_as_one_exchange(
     proxied: ProxyUnderTest, provider: str, body: dict[str, Any]
 ) -> None:
@@ -207,8 +192,6 @@ def test_an_odd_conversation_is_still_recorded(proxied: ProxyUnderTest, name: st
 ODD_OPENAI_TOOL_CALLS: dict[str, Any] = {"not_a_list": 1, "function_not_an_object": [{"id": "c", "function": 3}]}
 
 
-@pytest.mark.xfail(reason="providers: odd OpenAI tool_calls lose the exchange record (.team/requests-proxy.md)",
-                   strict=True)  # fmt: skip
 @pytest.mark.parametrize("name", sorted(ODD_OPENAI_TOOL_CALLS))
 def test_odd_openai_tool_calls_are_still_recorded(proxied: ProxyUnderTest, name: str) -> None:
     message = {"role": "assistant", "content": None, "tool_calls": ODD_OPENAI_TOOL_CALLS[name]}

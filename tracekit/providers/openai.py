@@ -108,7 +108,8 @@ def assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
         blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
     if isinstance(message.get("refusal"), str) and message["refusal"]:
         blocks.append({"type": "refusal", "text": message["refusal"]})
-    for call in message.get("tool_calls") or []:
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
             blocks.append(tool_use_block(call))
     return blocks
@@ -116,7 +117,9 @@ def assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def tool_use_block(call: dict[str, Any]) -> dict[str, Any]:
     """One ``tool_calls`` entry as a canonical ``tool_use`` block (arguments parsed from JSON)."""
-    function = call.get("function") or {}
+    function = call.get("function")
+    if not isinstance(function, dict):
+        function = {}
     arguments = function.get("arguments")
     block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": function.get("name", "")}
     if isinstance(arguments, str):

@@ -70,17 +70,26 @@ class Recorder:
         builder = trace.builder
         provider = exchange.provider
         t = exchange.t_wall
-        if isinstance(exchange.sent_body, dict):
-            system, messages = provider.request_conversation({**exchange.sent_body, "messages": exchange.full_messages})
-            injected = {i.tool_use_id for i in exchange.injections if i.tool_use_id}
-            new_records = builder.add_conversation(messages, system, injected=injected, timestamp=t)
-            self._intercepts(trace, exchange.injections, new_records, t)
         model_call = builder.model_call_count
+        if isinstance(exchange.sent_body, dict):
+            # Whatever a client sent, the exchange itself is recorded: a conversation that cannot be
+            # derived becomes an error record beside the model call, never a lost exchange.
+            try:
+                body = {**exchange.sent_body, "messages": exchange.full_messages}
+                system, messages = provider.request_conversation(body)
+                injected = {i.tool_use_id for i in exchange.injections if i.tool_use_id}
+                new_records = builder.add_conversation(messages, system, injected=injected, timestamp=t)
+                self._intercepts(trace, exchange.injections, new_records, t)
+            except Exception as exc:  # any provider gap must not lose the exchange
+                builder.add(_underived("request", exc, model_call, t))
         for fault in exchange.faults.applied:
             builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=model_call, t=t))
         if final:
             call = self._model_call(exchange, outcome)
-            builder.add_model_call(call, outcome.reply)
+            try:
+                builder.add_model_call(call, outcome.reply)  # appends the call before reading the reply
+            except Exception as exc:  # as above: the call is kept, say what failed
+                builder.add(_underived("reply", exc, call.index, t))
             if outcome.error is not None:
                 builder.add(self._error(exchange, outcome, call.index, replayable=False))
         else:
@@ -258,3 +267,14 @@ class Recorder:
                 extra.event_offsets_ms = exchange.tee.offsets_ms
             extra.latency_ms = round(((exchange.t_end or exchange.t0) - exchange.t0) * 1000, 3)
         return record
+
+
+def _underived(what: str, exc: Exception, model_call: int, t: float) -> ErrorRecord:
+    """The error record of a request or reply whose conversation messages could not be derived."""
+    return ErrorRecord(
+        source="proxy",
+        message=f"could not derive the conversation from the {what} ({type(exc).__name__}: {exc}); "
+        "the model call is recorded as sent",
+        model_call=model_call,
+        t=t,
+    )
