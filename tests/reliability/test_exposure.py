@@ -25,7 +25,7 @@ from tracekit.cli.main import cli
 from tracekit.proxy import check_host, is_loopback
 from tracekit.testing import FakeUpstream, text_reply
 
-from .support import RecordProcess, clean_env, start_tracekit, tracekit_command, wait_for_line
+from .support import RecordProcess, clean_env, secret_hits, start_tracekit, tracekit_command, wait_for_line
 
 UNASSIGNED = "192.0.2.10"  # TEST-NET-1: documentation only, never routed
 REMOTE_HOSTS = ["0.0.0.0", "::", UNASSIGNED, "10.1.2.3", "example.com", "[::]"]
@@ -126,9 +126,9 @@ def test_the_health_endpoint_reveals_no_configuration_or_secret(tmp_path: Path) 
             responses = _health_responses(proxy, key)
         finally:
             assert proxy.stop() == 0
-        # An upstream behind a gateway path (URLs with credentials are refused at start): only health is asked.
-        gateway = RecordProcess(f"http://127.0.0.1:{upstream.port}/tkrel-gw", tmp_path / "gw", tmp_path / "logs",
-                                name="gateway")  # fmt: skip
+        # An upstream behind a gateway with basic-auth credentials in its URL: only health is asked for.
+        gateway = RecordProcess(f"http://gateway-user:tkrel-gateway-password@127.0.0.1:{upstream.port}/tkrel-gw",
+                                tmp_path / "gw", tmp_path / "logs", name="gateway")  # fmt: skip
         try:
             responses += _health_responses(gateway, key)
         finally:
@@ -137,6 +137,7 @@ def test_the_health_endpoint_reveals_no_configuration_or_secret(tmp_path: Path) 
         assert response.status_code == 200
         assert response.json().get("status") == "ok"
         shown = response.text + " ".join(f"{name}: {value}" for name, value in response.headers.items())
-        for private in (str(upstream.port), "tkrel-gw", configured, key,
+        for private in (str(upstream.port), "tkrel-gw", "tkrel-gateway-password", "gateway-user", configured, key,
                         str(out), "private-recordings", str(case), "search_flights"):  # fmt: skip
             assert private not in shown, f"the health endpoint shows {private!r}"
+    assert secret_hits(["tkrel-gateway-password", key], tmp_path) == [], "nor is any of it written"
