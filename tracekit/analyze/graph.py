@@ -213,12 +213,23 @@ def trace_graph(trace: Trace, history_messages: int = 0) -> CallGraph:
     for result in trace.kind("tool_result"):
         if result.call_index is not None and result.call_index not in results:
             results[result.call_index] = result
-    return CallGraph(
-        [
-            _node(record, results.get(record.index), record.message_index < history_messages)
-            for record in trace.kind("tool_call")
-        ]
-    )
+    nodes = []
+    for record in trace.kind("tool_call"):
+        result = results.get(record.index)
+        name, arguments = record.name, record.input
+        key = argument_key(name, arguments)
+        history = record.message_index < history_messages
+        if result is None:
+            nodes.append(CallNode(record.index, name, arguments, key, False, False, record.message_index, history))
+            continue
+        content = result.content
+        nodes.append(
+            CallNode(
+                record.index, name, arguments, key, result.is_error, True, record.message_index, history,
+                content if type(content) is str else content_text(content), result.message_index,
+            )
+        )
+    return CallGraph(nodes)
 
 
 def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:

@@ -76,7 +76,11 @@ class Trace:
         if self._by_kind is None:
             by_kind: dict[str, list[Any]] = {}
             for record in self.records:
-                by_kind.setdefault(record.kind, []).append(record)
+                bucket = by_kind.get(record.kind)
+                if bucket is None:
+                    by_kind[record.kind] = [record]
+                else:
+                    bucket.append(record)
             self._by_kind = by_kind
         return self._by_kind.get(name, [])
 
