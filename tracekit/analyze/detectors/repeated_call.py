@@ -17,11 +17,15 @@ def repeated_call(context: DetectorContext) -> list[Finding]:
     error_from = int(context.options["error_from"])
     first_success: dict[str, CallNode] = {}
     repeats: dict[str, list[CallNode]] = {}
-    for node in context.graph:
+    for node in context.graph.nodes:
         original = first_success.get(node.key)
         if original is not None and original.returned_before(node):
-            repeats.setdefault(node.key, []).append(node)
-        elif node.succeeded and original is None:
+            later = repeats.get(node.key)
+            if later is None:
+                repeats[node.key] = [node]
+            else:
+                later.append(node)
+        elif original is None and node.has_result and not node.is_error:  # node.succeeded
             first_success[node.key] = node
     findings = []
     for key, nodes in repeats.items():

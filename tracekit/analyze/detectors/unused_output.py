@@ -22,7 +22,7 @@ def unused_output(context: DetectorContext) -> list[Finding]:
     lookups: dict[str, list[str] | None] = {}
     argument_texts: list[str] | None = None
     for node in nodes:
-        if node.history or not node.succeeded:
+        if node.history or not node.has_result or node.is_error:  # judged and node.succeeded
             continue
         if node.tool not in lookups:
             lookups[node.tool] = _lookup_output_ids(node.tool, context, pattern)
