@@ -8,12 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-MARKER = "reliability"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # Until pyproject's [tool.pytest.ini_options] lists the marker, register it here (no warning).
-    config.addinivalue_line("markers", f"{MARKER}: the reliability and security suite (tests/reliability)")
+MARKER = "reliability"  # registered in pyproject.toml [tool.pytest.ini_options]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
