@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from tracekit.providers.base import AssemblerBase, assemble
 from tracekit.providers.partial_json import parse_partial_json
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 from tracekit.trace.canonical import content_hash
@@ -178,29 +179,16 @@ def error_body(status: int, message: str, type: str | None = None) -> dict[str, 
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-class AnthropicStreamAssembler:
-    """Accumulates Messages API stream events into the response body, as the official SDK does."""
+class AnthropicStreamAssembler(AssemblerBase):
+    """Accumulates Messages API stream events into the response body, as the official SDK does
+    (``error`` holds the body of an ``error`` event; ``done`` turns true at ``message_stop``)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._message: dict[str, Any] | None = None
         self._json: dict[int, str] = {}
-        self._error: dict[str, Any] | None = None
-        self._done = False
 
-    @property
-    def error(self) -> dict[str, Any] | None:
-        """The error body of an ``error`` event, if one came."""
-        return self._error
-
-    @property
-    def done(self) -> bool:
-        """True after ``message_stop``."""
-        return self._done
-
-    def body(self) -> dict[str, Any]:
-        """The error body, or the message so far (``{}`` before ``message_start``)."""
-        if self._error is not None:
-            return copy.deepcopy(self._error)
+    def _snapshot_body(self) -> dict[str, Any]:
         return copy.deepcopy(self._message) if self._message is not None else {}
 
     def feed(self, event: ServerSentEvent) -> None:
@@ -283,10 +271,7 @@ def stream_assembler() -> AnthropicStreamAssembler:
 
 def assemble_stream(events: Iterable[ServerSentEvent]) -> dict[str, Any]:
     """The response body a whole stream adds up to (the error body if it carried an ``error`` event)."""
-    assembler = AnthropicStreamAssembler()
-    for event in events:
-        assembler.feed(event)
-    return assembler.body()
+    return assemble(AnthropicStreamAssembler(), events)
 
 
 def render_stream(body: dict[str, Any]) -> bytes:

@@ -18,6 +18,8 @@ Example::
 
 from __future__ import annotations
 
+import copy
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -41,6 +43,46 @@ class StreamAssembler(Protocol):
 
     def body(self) -> dict[str, Any]:
         """The response assembled so far: the error body if there was an error, else the message."""
+
+
+class AssemblerBase(ABC):
+    """What both providers' stream assemblers share: the error and done states, and ``body()`` giving a
+    copy of the error body when the stream carried one, else of the response so far."""
+
+    def __init__(self) -> None:
+        self._error: dict[str, Any] | None = None
+        self._done = False
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error body, when the stream carried an error."""
+        return self._error
+
+    @property
+    def done(self) -> bool:
+        """True once the stream's final event came."""
+        return self._done
+
+    def body(self) -> dict[str, Any]:
+        """The error body, or the response assembled so far (``{}`` before the first event)."""
+        if self._error is not None:
+            return copy.deepcopy(self._error)
+        return self._snapshot_body()
+
+    @abstractmethod
+    def _snapshot_body(self) -> dict[str, Any]:
+        """A copy of the response assembled so far."""
+
+    @abstractmethod
+    def feed(self, event: ServerSentEvent) -> None:
+        """Apply one event."""
+
+
+def assemble(assembler: StreamAssembler, events: Iterable[ServerSentEvent]) -> dict[str, Any]:
+    """Feed ``events`` to ``assembler`` and return the body they add up to."""
+    for event in events:
+        assembler.feed(event)
+    return assembler.body()
 
 
 class Provider(Protocol):

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from tracekit.providers.base import assemble
 from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
 from tracekit.trace.canonical import content_hash, parse_json_arguments
@@ -320,10 +321,7 @@ def stream_assembler() -> OpenAIStreamAssembler:
 
 def assemble_stream(events: Iterable[ServerSentEvent]) -> dict[str, Any]:
     """The chat completion a whole stream adds up to (the error body if a chunk carried an error)."""
-    assembler = OpenAIStreamAssembler()
-    for event in events:
-        assembler.feed(event)
-    return assembler.body()
+    return assemble(OpenAIStreamAssembler(), events)
 
 
 def render_stream(body: dict[str, Any]) -> bytes:

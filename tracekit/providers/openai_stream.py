@@ -16,33 +16,21 @@ from typing import Any
 
 import orjson
 
+from tracekit.providers.base import AssemblerBase
 from tracekit.providers.sse import ServerSentEvent
 
 _CHUNK = "chat.completion.chunk"
 
 
-class OpenAIStreamAssembler:
-    """Accumulates chat completion chunks into the completion body, as the official SDK does."""
+class OpenAIStreamAssembler(AssemblerBase):
+    """Accumulates chat completion chunks into the completion body, as the official SDK does
+    (``error`` holds ``{"error": {...}}`` when a chunk carried one; ``done`` turns true at ``[DONE]``)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._snapshot: dict[str, Any] | None = None
-        self._error: dict[str, Any] | None = None
-        self._done = False
 
-    @property
-    def error(self) -> dict[str, Any] | None:
-        """The error body (``{"error": {...}}``) when a chunk carried an error."""
-        return self._error
-
-    @property
-    def done(self) -> bool:
-        """True after ``data: [DONE]``."""
-        return self._done
-
-    def body(self) -> dict[str, Any]:
-        """The error body, or the completion so far (``{}`` before the first chunk)."""
-        if self._error is not None:
-            return copy.deepcopy(self._error)
+    def _snapshot_body(self) -> dict[str, Any]:
         if self._snapshot is None:
             return {}
         body = copy.deepcopy(self._snapshot)
