@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tracekit.trace.canonical import parse_json_arguments
+from tracekit.providers import openai as openai_provider
 
 SESSION_HEADER = "x-tracekit-session"
 #: OpenAI finish reasons in Anthropic stop-reason terms.
@@ -156,15 +156,17 @@ def openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[st
 
 
 def anthropic_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """A Chat Completions assistant message as Anthropic content blocks."""
-    blocks: list[dict[str, Any]] = []
-    if message.get("content"):
-        blocks.append({"type": "text", "text": message["content"]})
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
-        arguments, _ok = parse_json_arguments(function.get("arguments") or "{}")
-        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
-                       "input": arguments if isinstance(arguments, dict) else {}})
+    """A Chat Completions assistant message as the Anthropic text and tool_use blocks the agent loop sends
+    back (the provider's conversion; arguments that are not a JSON object become ``{}``)."""
+    blocks = []
+    for block in openai_provider.assistant_blocks(message):
+        if block["type"] == "tool_use":
+            arguments = block.get("input")
+            block = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                     "input": arguments if isinstance(arguments, dict) else {}}
+        elif block["type"] != "text":
+            continue
+        blocks.append(block)
     return blocks
 
 
