@@ -13,13 +13,10 @@ from typing import Any
 
 from tracekit.importers.common import (
     ImportedTrace,
-    build_trace,
-    check_case_id,
     fail,
-    new_header,
+    import_conversation_files,
     read_json,
     type_name,
-    unique_ids,
 )
 from tracekit.trace import Content
 
@@ -33,13 +30,9 @@ def import_anthropic_messages(
     cases_dir: str | Path | None = None,
 ) -> list[ImportedTrace]:
     """One trace per file, named after the file, bound to ``case_id`` when given."""
-    check_case_id(case_id, cases_dir)
-    traces = []
-    for path, trace_id in zip(paths, unique_ids(Path(p).stem for p in paths), strict=True):
-        system, messages = read_anthropic_messages(path)
-        header = new_header(trace_id, SOURCE, provider="anthropic", case_id=case_id, meta={"file": Path(path).name})
-        traces.append(build_trace(header, messages, system))
-    return traces
+    return import_conversation_files(
+        paths, read_anthropic_messages, source=SOURCE, provider="anthropic", case_id=case_id, cases_dir=cases_dir
+    )
 
 
 def read_anthropic_messages(path: str | Path) -> tuple[Content | None, list[dict[str, Any]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,26 @@ def unique_ids(stems: Iterable[str]) -> list[str]:
         seen[base] = seen.get(base, 0) + 1
         ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return ids
+
+
+def import_conversation_files(
+    paths: list[str | Path],
+    read_conversation: Callable[[str | Path], tuple[Content | None, list[dict[str, Any]]]],
+    *,
+    source: str,
+    provider: str,
+    case_id: str | None = None,
+    cases_dir: str | Path | None = None,
+) -> list[ImportedTrace]:
+    """One trace per file, named after the file, bound to ``case_id`` when given; ``read_conversation``
+    turns a file into its canonical ``(system, messages)``."""
+    check_case_id(case_id, cases_dir)
+    traces = []
+    for path, trace_id in zip(paths, unique_ids(Path(p).stem for p in paths), strict=True):
+        system, messages = read_conversation(path)
+        header = new_header(trace_id, source, provider=provider, case_id=case_id, meta={"file": Path(path).name})
+        traces.append(build_trace(header, messages, system))
+    return traces
 
 
 def write_traces(traces: Iterable[ImportedTrace], out_dir: str | Path) -> list[Path]:

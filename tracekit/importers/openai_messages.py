@@ -13,15 +13,13 @@ from typing import Any
 
 from tracekit.importers.common import (
     ImportedTrace,
-    build_trace,
-    check_case_id,
     fail,
-    new_header,
+    import_conversation_files,
     read_json,
     type_name,
-    unique_ids,
 )
 from tracekit.providers import openai
+from tracekit.trace import Content
 
 SOURCE = "import:openai-messages"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -34,14 +32,13 @@ def import_openai_messages(
     cases_dir: str | Path | None = None,
 ) -> list[ImportedTrace]:
     """One trace per file, named after the file, bound to ``case_id`` when given."""
-    check_case_id(case_id, cases_dir)
-    traces = []
-    for path, trace_id in zip(paths, unique_ids(Path(p).stem for p in paths), strict=True):
-        raw = read_openai_messages(path)
-        system, messages = openai.request_conversation({"messages": raw})
-        header = new_header(trace_id, SOURCE, provider="openai", case_id=case_id, meta={"file": Path(path).name})
-        traces.append(build_trace(header, messages, system))
-    return traces
+    return import_conversation_files(
+        paths, _read_conversation, source=SOURCE, provider="openai", case_id=case_id, cases_dir=cases_dir
+    )
+
+
+def _read_conversation(path: str | Path) -> tuple[Content | None, list[dict[str, Any]]]:
+    return openai.request_conversation({"messages": read_openai_messages(path)})
 
 
 def read_openai_messages(path: str | Path) -> list[dict[str, Any]]:
