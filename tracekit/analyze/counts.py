@@ -73,13 +73,7 @@ def attempts(nodes: list[CallNode]) -> int:
 
 def replies_after(trace: Trace, history_messages: int) -> list[AssistantMessage]:
     """The assistant messages after the history, in order."""
-    from tracekit.trace import AssistantMessage
-
-    return [
-        record
-        for record in trace.records
-        if isinstance(record, AssistantMessage) and record.message_index >= history_messages
-    ]
+    return [record for record in trace.kind("assistant_message") if record.message_index >= history_messages]
 
 
 def questions(trace: Trace, history_messages: int) -> list[AssistantMessage]:

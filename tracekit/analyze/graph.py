@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tracekit.analyze.values import (
     MIN_FLOW_LENGTH,
-    argument_key,
+    argument_text,
     leaves,
     occurs_in,
     parse_result,
@@ -53,8 +53,8 @@ class CallNode:
     """The call's ``index`` in the trace (the id findings use)."""
     tool: str
     arguments: Any
-    key: str
-    """Tool name plus canonical arguments: equal keys are identical calls."""
+    argument_text: str
+    """The arguments as canonical JSON text (for finding a value among them)."""
     is_error: bool
     has_result: bool
     turn: int
@@ -64,9 +64,13 @@ class CallNode:
     result_text: str = ""
     result_turn: int | None = None
     """``message_index`` of the message that carried the result."""
+    key: str = field(init=False)
+    """Tool name plus canonical arguments: equal keys are identical calls."""
     _result: Any = field(default=None, repr=False)
     _parsed: bool = field(default=False, repr=False)
-    _argument_text: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.key = self.tool + "\x00" + self.argument_text
 
     @property
     def args_hash(self) -> str:
@@ -90,14 +94,6 @@ class CallNode:
     def result_turn_or_turn(self) -> int:
         """The message that carried the result, or the call's own message when there is no result."""
         return self.result_turn if self.result_turn is not None else self.turn
-
-    @property
-    def argument_text(self) -> str:
-        """The arguments as canonical JSON text (for finding a value among them), computed once."""
-        text = self._argument_text
-        if text is None:
-            text = self._argument_text = self.key.partition("\x00")[2]
-        return text
 
     def returned_before(self, other: CallNode) -> bool:
         """Whether this call's result was in the conversation before ``other`` was issued."""
@@ -209,37 +205,25 @@ def build_graph(calls: Iterable[Call]) -> CallGraph:
 def trace_graph(trace: Trace, history_messages: int = 0) -> CallGraph:
     """The call graph of a whole trace: ``build_graph(trace.calls(history_messages))`` without making the
     ``Call`` pairs first (the same pairing: each call with the first result that names its index)."""
-    results: dict[int, ToolResult] = {}
+    results: dict[int | None, ToolResult] = {}
     for result in trace.kind("tool_result"):
-        if result.call_index is not None and result.call_index not in results:
-            results[result.call_index] = result
-    nodes = []
-    for record in trace.kind("tool_call"):
-        result = results.get(record.index)
-        name, arguments = record.name, record.input
-        key = argument_key(name, arguments)
-        history = record.message_index < history_messages
-        if result is None:
-            nodes.append(CallNode(record.index, name, arguments, key, False, False, record.message_index, history))
-            continue
-        content = result.content
-        nodes.append(
-            CallNode(
-                record.index, name, arguments, key, result.is_error, True, record.message_index, history,
-                content if type(content) is str else content_text(content), result.message_index,
-            )
-        )
-    return CallGraph(nodes)
+        results.setdefault(result.call_index, result)
+    return CallGraph(
+        [
+            _node(record, results.get(record.index), record.message_index < history_messages)
+            for record in trace.kind("tool_call")
+        ]
+    )
 
 
 def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:
-    name, arguments = record.name, record.input
-    key = argument_key(name, arguments)
+    arguments = record.input
+    text = argument_text(arguments)
     if result is None:
-        return CallNode(record.index, name, arguments, key, False, False, record.message_index, history)
+        return CallNode(record.index, record.name, arguments, text, False, False, record.message_index, history)
     content = result.content
     return CallNode(
-        record.index, name, arguments, key, result.is_error, True, record.message_index, history,
+        record.index, record.name, arguments, text, result.is_error, True, record.message_index, history,
         content if type(content) is str else content_text(content), result.message_index,
     )
 

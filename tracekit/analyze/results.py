@@ -219,7 +219,7 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     """Load and analyze one trace file; an unreadable file is reported in the outcome, not raised, and a kept
     judge exchange found in a folder is skipped (``FileOutcome.skipped``)."""
     try:
-        trace = load_trace(path)
+        trace = load_trace(path, fast=True)
     except (TracekitError, OSError) as exc:
         return FileOutcome(path, error=str(exc) if isinstance(exc, TracekitError) else f"{path}: {exc}")
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:

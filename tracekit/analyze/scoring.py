@@ -212,13 +212,8 @@ def _tool_kind(run: CaseRun, tool: str) -> str | None:
 
 
 def _injected(run: CaseRun, node: CallNode) -> bool:
-    from tracekit.trace import ToolResult
-
     return (
-        any(
-            isinstance(record, ToolResult) and record.call_index == node.index and record.injected
-            for record in run.trace.records
-        )
+        any(record.call_index == node.index and record.injected for record in run.trace.kind("tool_result"))
         or node.tool in run.case.intercepted_tool_names()
     )
 

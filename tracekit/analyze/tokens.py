@@ -34,24 +34,20 @@ def count_text_tokens(text: str) -> int:
 
 def final_answer_message(trace: Trace, history_messages: int = 0) -> AssistantMessage | None:
     """The last assistant message with text, after the history (None when the agent never answered)."""
-    from tracekit.trace import AssistantMessage
-
-    for record in reversed(trace.records):
-        if isinstance(record, AssistantMessage) and record.message_index >= history_messages and record.text:
+    for record in reversed(trace.kind("assistant_message")):
+        if record.message_index >= history_messages and record.text:
             return record
     return None
 
 
 def answer_tokens(trace: Trace, history_messages: int = 0) -> TokenCount:
     """Output tokens of the agent's final answer after the history."""
-    from tracekit.trace import ModelCall
-
     message = final_answer_message(trace, history_messages)
     if message is None:
         return TokenCount(0, "none")
     if message.model_call is not None:
-        for record in trace.records:
-            if isinstance(record, ModelCall) and record.index == message.model_call:
+        for record in trace.kind("model_call"):
+            if record.index == message.model_call:
                 if record.usage.output_tokens is not None:
                     return TokenCount(record.usage.output_tokens, "usage")
                 break

@@ -21,9 +21,9 @@ from tracekit.trace.canonical import canonical_json
 MIN_FLOW_LENGTH = 2
 
 
-def argument_key(name: str, arguments: Any) -> str:
-    """The identity of a call: tool name plus canonical arguments (sorted keys, no whitespace)."""
-    return name + "\x00" + canonical_json(arguments).decode()
+def argument_text(arguments: Any) -> str:
+    """Arguments as canonical JSON text (sorted keys, no whitespace), where a value can be looked for."""
+    return canonical_json(arguments).decode()
 
 
 def parse_result(text: str) -> Any:

@@ -23,19 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from tracekit.trace import (
-    AssistantMessage,
-    ErrorRecord,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-    content_hash,
-)
+from tracekit.analyze.tokens import final_answer_message
+from tracekit.trace import content_hash
 
 if TYPE_CHECKING:
     from tracekit.cases import Case
-    from tracekit.trace import Trace
+    from tracekit.trace import AssistantMessage, Trace
 
 #: Section names, in the order they are shown.
 SECTIONS: tuple[str, ...] = ("system", "history", "steps", "final_answer")
@@ -114,12 +107,12 @@ def collect_evidence(case: Case, trace: Trace) -> Evidence:
     from tracekit.analyze.binding import history_length
 
     boundary = history_length(case)
-    final = _final_answer(trace, boundary)
+    final = final_answer_message(trace, boundary)
     system: list[str] = []
     history: list[str] = []
     steps: list[str] = []
     for record in trace.records:
-        if isinstance(record, SystemMessage):
+        if record.kind == "system_message":
             system.append(_content(record.content))
             continue
         index = getattr(record, "message_index", None)
@@ -137,25 +130,20 @@ def collect_evidence(case: Case, trace: Trace) -> Evidence:
     return Evidence(sections=sections, trace_id=trace.trace_id, history_messages=boundary)
 
 
-def _final_answer(trace: Trace, boundary: int) -> AssistantMessage | None:
-    for record in reversed(trace.records):
-        if isinstance(record, AssistantMessage) and record.message_index >= boundary and record.text:
-            return record
-    return None
-
-
 def _render_record(record: Any, final: AssistantMessage | None) -> str | None:
-    if isinstance(record, UserMessage):
+    # Records are told apart by kind: analysis may hand over the read-only mirrors (tracekit.trace.mirror).
+    kind = record.kind
+    if kind == "user_message":
         return f"[用户] {_content(record.content)}"
-    if isinstance(record, AssistantMessage):
+    if kind == "assistant_message":
         if record is final:
             return f"[助手] {FINAL_ANSWER_PLACEHOLDER}"
         text = record.text
         return f"[助手] {text}" if text else None
-    if isinstance(record, ToolCall):
+    if kind == "tool_call":
         arguments = record.input if record.input_parse_error else json.dumps(record.input, ensure_ascii=False)
         return f"[工具调用 #{record.index}] {record.name} 参数：{arguments}"
-    if isinstance(record, ToolResult):
+    if kind == "tool_result":
         marks = []
         if record.is_error:
             marks.append("错误 is_error=true")
@@ -167,7 +155,7 @@ def _render_record(record: Any, final: AssistantMessage | None) -> str | None:
         shown = text if text.strip() else EMPTY_RESULT
         suffix = f"（{'，'.join(marks)}）" if marks else ""
         return f"[工具结果 {label}{name}]{suffix} {shown}"
-    if isinstance(record, ErrorRecord):
+    if kind == "error":
         status = f" HTTP {record.status}" if record.status is not None else ""
         return f"[错误 {record.source}{status}] {record.message}"
     return None

@@ -27,7 +27,7 @@ def trial_verdicts(jobs: Iterable[Job], out_dir: Path, library: CaseLibrary) -> 
         path = out_dir / job.file_name
         if not path.exists():
             continue
-        entry = analyze_trace(load_trace(path), library=library)
+        entry = analyze_trace(load_trace(path, fast=True), library=library)
         verdict = entry.get("verdict") or {}
         trials.append({"case_id": job.case.id, "group": job.group, "repeat": job.repeat, "trace": path.name,
                        "verdict": verdict.get("result"),

@@ -94,7 +94,7 @@ def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
     other file, or one with a bad line, goes through ``iter_records``, which says what is wrong where.
     """
     with open(path, "rb") as handle:
-        small = os.fstat(handle.fileno()).st_size <= _WHOLE_FILE_LIMIT
+        small = os.fstat(handle.fileno()).st_size <= WHOLE_FILE_LIMIT
         data = handle.read() if small else b""
     if small and data.endswith(b"\n"):
         first = data[: data.find(b"\n")]
@@ -158,14 +158,14 @@ def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]
 
 
 #: Files up to this size are read in one call (fast); larger ones line by line (flat memory).
-_WHOLE_FILE_LIMIT = 32 * 1024 * 1024
+WHOLE_FILE_LIMIT = 32 * 1024 * 1024
 
 
 def _numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     """``(line number, line, torn)`` for every non-blank line of a file; ``torn`` marks a last line
     with no newline after it (the writer stopped mid-record)."""
     with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > _WHOLE_FILE_LIMIT:
+        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     yield number, line, not line.endswith(b"\n")

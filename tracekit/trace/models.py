@@ -182,6 +182,20 @@ class AgentRun(_Record):
     duration_ms: float | None = Field(default=None, description="Wall time of the process.")
 
 
+RECORD_CLASSES: tuple[type[BaseModel], ...] = (
+    Header,
+    SystemMessage,
+    UserMessage,
+    AssistantMessage,
+    ToolCall,
+    ToolResult,
+    ModelCall,
+    Intercept,
+    ErrorRecord,
+    AgentRun,
+)
+"""Every record class, one per ``kind`` (the members of ``Record``)."""
+
 Record = Annotated[
     Header
     | SystemMessage
@@ -197,15 +211,5 @@ Record = Annotated[
 ]
 """Any record of a trace file, selected by its ``kind``."""
 
-RECORD_KINDS = (
-    "header",
-    "system_message",
-    "user_message",
-    "assistant_message",
-    "tool_call",
-    "tool_result",
-    "model_call",
-    "intercept",
-    "error",
-    "agent_run",
-)
+RECORD_KINDS: tuple[str, ...] = tuple(cls.model_fields["kind"].default for cls in RECORD_CLASSES)
+"""The ``kind`` of each record class."""

@@ -129,14 +129,24 @@ class Trace:
         return stats
 
 
-def load_trace(path: str | Path) -> Trace:
+def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
     """Read one trace file. Unreadable lines are kept in ``Trace.problems``; the rest is read.
+
+    ``fast``: read an intact file of the current format into the read-only mirrors of the records
+    (``tracekit.trace.mirror``: the same fields, about three times cheaper to read; no pydantic methods,
+    no extra fields), for analysis; any other file is read into the models as usual.
 
     Raises ``TraceFormatError`` when the file holds no readable record or a newer format.
     """
     path = Path(path)
     problems: list[ReadProblem] = []
-    records = read_records(path, problems)
+    records = None
+    if fast:
+        from tracekit.trace.mirror import read_mirrored
+
+        records = read_mirrored(path)
+    if records is None:
+        records = read_records(path, problems)
     if not records:
         detail = f" ({problems[0].message})" if problems else ""
         raise TraceFormatError(f"{path}: no readable trace record{detail}")

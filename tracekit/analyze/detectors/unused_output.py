@@ -20,7 +20,6 @@ def unused_output(context: DetectorContext) -> list[Finding]:
     findings = []
     nodes = context.graph.nodes
     lookups: dict[str, list[str] | None] = {}
-    argument_texts: list[str] | None = None
     for node in nodes:
         if node.history or not node.has_result or node.is_error:  # judged and node.succeeded
             continue
@@ -32,9 +31,7 @@ def unused_output(context: DetectorContext) -> list[Finding]:
         values = _identifier_values(node.result, output_ids)
         if not values:
             continue
-        if argument_texts is None:
-            argument_texts = [other.argument_text for other in nodes]
-        if _any_used(values, node, nodes, argument_texts, context.final_answer):
+        if _any_used(values, node, nodes, context.final_answer):
             continue
         shown = ", ".join(repr(value) for value in values[:3])
         findings.append(
@@ -76,10 +73,11 @@ def _identifier_values(result: Any, output_ids: list[str]) -> list[Any]:
     return [value for value in found if scalar_text(value)]
 
 
-def _any_used(
-    values: list[Any], lookup: CallNode, nodes: list[CallNode], argument_texts: list[str], answer: str
-) -> bool:
-    """Whether any value occurs in a later call's arguments (``argument_texts``: the canonical JSON text of each
-    node's arguments) or in the answer."""
-    later = "\n".join([text for node, text in zip(nodes, argument_texts, strict=True) if lookup.returned_before(node)])
+def _any_used(values: list[Any], lookup: CallNode, nodes: list[CallNode], answer: str) -> bool:
+    """Whether any value occurs in the arguments of a call issued after the lookup's result came back, or in
+    the answer."""
+    if lookup.result_turn is None:  # lookup.returned_before(node), for a lookup that has a result
+        later = "\n".join([node.argument_text for node in nodes if lookup.index < node.index])
+    else:
+        later = "\n".join([node.argument_text for node in nodes if lookup.result_turn < node.turn])
     return any(occurs_in(value, later) or occurs_in(value, answer) for value in values)

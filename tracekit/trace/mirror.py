@@ -1,0 +1,102 @@
+"""Read-only mirrors of the record models, for reading many traces fast (``load_trace(path, fast=True)``).
+
+Analysis reads every record of every trace and changes none. Validating into the pydantic models costs
+more than twice an orjson parse of the same lines, and each attribute read on a model goes through
+pydantic's ``__getattr__`` hook. A mirror is a ``msgspec.Struct`` generated from a record model's own
+fields (same names, types, defaults and properties, e.g. ``AssistantMessage.text``), decoded and
+validated by msgspec in C for less than an orjson parse, with plain slot attributes.
+
+What a mirror is not: an instance of its model (pydantic turns virtual subclasses off), so code that may
+get either tells records apart by ``record.kind``; it has no pydantic methods (``model_dump`` and the
+like) and keeps no extra fields (``extra="allow"`` keys a newer writer added). Code that writes records
+or shows them whole reads the models (``load_trace(path)``).
+
+msgspec is strict where pydantic is lax (``"5"`` for an int, ``1.0`` for an int, ``true`` for an int),
+so a file with any such value, or anything else a mirror does not accept, is read into the models
+instead, which coerce it or report the line; the values a mirror accepts are the ones the model keeps
+as they are (an int given for a float field becomes a float in both).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Union
+
+import msgspec
+import orjson
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from tracekit.trace.io import WHOLE_FILE_LIMIT
+from tracekit.trace.migrations import header_format
+from tracekit.trace.models import FORMAT_VERSION, RECORD_CLASSES
+
+
+def _mirror(model: type[BaseModel], tagged: bool) -> type[msgspec.Struct]:
+    """The Struct mirroring ``model`` (``tagged``: a record, told apart by its ``kind``)."""
+    required: list[tuple[str, Any]] = []
+    optional: list[tuple[str, Any, Any]] = []
+    for name, info in model.model_fields.items():
+        if tagged and name == "kind":
+            continue  # the tag: msgspec matches it, and the class attribute below answers ``record.kind``
+        annotation = _mirrored(info.annotation)
+        if info.default_factory is not None:
+            optional.append((name, annotation, msgspec.field(default_factory=_mirrored(info.default_factory))))
+        elif info.default is PydanticUndefined:
+            required.append((name, annotation))
+        else:
+            optional.append((name, annotation, info.default))
+    namespace: dict[str, Any] = {key: value for key, value in vars(model).items() if isinstance(value, property)}
+    options: dict[str, Any] = {}
+    if tagged:
+        kind = model.model_fields["kind"].default
+        namespace["kind"] = kind
+        options = {"tag_field": "kind", "tag": kind}
+    # gc=False: records hold no reference cycles, and untracked objects cost the collector nothing.
+    mirror = msgspec.defstruct(
+        model.__name__, [*required, *optional], namespace=namespace, kw_only=True, frozen=True, gc=False, **options
+    )
+    return mirror
+
+
+def _mirrored(value: Any) -> Any:
+    """A nested model (``ModelCall.usage``) is mirrored too; anything else is used as it is."""
+    if isinstance(value, type) and issubclass(value, BaseModel):
+        return _mirror(value, tagged=False)
+    return value
+
+
+MIRRORS: tuple[type[msgspec.Struct], ...] = tuple(_mirror(model, tagged=True) for model in RECORD_CLASSES)
+"""One mirror per record class, in the order of ``RECORD_CLASSES``."""
+
+_DECODE_ALL = msgspec.json.Decoder(list[Union[MIRRORS]]).decode  # type: ignore[valid-type]  # noqa: UP007
+
+
+def read_mirrored(path: str | Path) -> list[Any] | None:
+    """The records of a trace file as mirrors, header first; None when the file is not an intact file of
+    the current format whose every record a mirror accepts, or too large to read in one go (read it into
+    the models then)."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
+            return None
+        data = handle.read()
+    if not data.endswith(b"\n"):
+        return None
+    first = data[: data.find(b"\n")]
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    # The header's own ``format`` decides, not a mirror's default: a format-0 file must be migrated.
+    if not isinstance(header, dict) or header.get("kind") != "header" or header_format(header) != FORMAT_VERSION:
+        return None
+    try:
+        # The lines become the elements of one array; a torn line would merge with the next one into
+        # fewer elements than lines, which the count below catches even when the merge happens to parse.
+        records: list[Any] = _DECODE_ALL(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+    except msgspec.DecodeError:
+        return None
+    if len(records) != data.count(b"\n"):
+        return None
+    return records
