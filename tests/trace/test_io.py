@@ -23,6 +23,12 @@ from tracekit.trace import (
 )
 
 
+@pytest.fixture(params=[False, True], ids=["models", "mirrors"])
+def fast(request: pytest.FixtureRequest) -> bool:
+    """Every reading test runs on both read paths: the models and analysis's mirrors (load_trace(fast=True))."""
+    return bool(request.param)
+
+
 def sample_records() -> list:
     return [
         Header(trace_id="t-1", source="test", meta={"说明": "手写的样例"}),
@@ -33,46 +39,46 @@ def sample_records() -> list:
     ]
 
 
-def test_round_trip_keeps_every_field_and_chinese(tmp_path: Path) -> None:
+def test_round_trip_keeps_every_field_and_chinese(tmp_path: Path, fast: bool) -> None:
     path = write_trace(tmp_path / "t.jsonl", sample_records())
     assert "北京".encode() in path.read_bytes()  # UTF-8, not \\u escapes
-    trace = load_trace(path)
+    trace = load_trace(path, fast=fast)
     assert trace.problems == []
     assert trace.header.meta == {"说明": "手写的样例"}
     [call] = trace.calls()
     assert (call.name, call.input, call.result_text) == ("maps_weather", {"city": "北京"}, "晴，25°C")
 
 
-def test_torn_last_line_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+def test_torn_last_line_is_reported_and_the_rest_read(tmp_path: Path, fast: bool) -> None:
     path = write_trace(tmp_path / "t.jsonl", sample_records())
     with open(path, "ab") as handle:
         handle.write(b'{"kind":"tool_call","index":1,"na')
-    trace = load_trace(path)
+    trace = load_trace(path, fast=fast)
     assert len(trace.calls()) == 1
     [problem] = trace.problems
     assert problem.line == 6 and "torn" in problem.message and str(path) in str(problem)
 
 
-def test_corrupt_middle_line_and_invalid_record_are_skipped(tmp_path: Path) -> None:
+def test_corrupt_middle_line_and_invalid_record_are_skipped(tmp_path: Path, fast: bool) -> None:
     path = tmp_path / "t.jsonl"
     lines = [orjson.dumps(r.model_dump(mode="json")) for r in sample_records()]
     lines.insert(2, b"\x00garbage")
     lines.insert(3, b'{"kind":"tool_call","index":"not a number","name":"x","message_index":1}')
     path.write_bytes(b"\n".join(lines) + b"\n")
-    trace = load_trace(path)
+    trace = load_trace(path, fast=fast)
     assert [p.line for p in trace.problems] == [3, 4]
     assert "tool_call.index" in trace.problems[1].message
     assert trace.stats().tool_calls == 1
 
 
-def test_newer_format_is_refused_clearly(tmp_path: Path) -> None:
+def test_newer_format_is_refused_clearly(tmp_path: Path, fast: bool) -> None:
     path = tmp_path / "new.jsonl"
     path.write_bytes(orjson.dumps({"kind": "header", "format": FORMAT_VERSION + 1, "trace_id": "x"}) + b"\n")
     with pytest.raises(TraceFormatError, match="newer than this tracekit"):
-        load_trace(path)
+        load_trace(path, fast=fast)
 
 
-def test_format_zero_is_migrated(tmp_path: Path) -> None:
+def test_format_zero_is_migrated(tmp_path: Path, fast: bool) -> None:
     path = tmp_path / "old.jsonl"
     rows = [
         {"kind": "header", "version": 0, "trace_id": "old"},
@@ -80,15 +86,15 @@ def test_format_zero_is_migrated(tmp_path: Path) -> None:
         {"kind": "tool_result", "call_index": 0, "content": "Error: boom", "error": True, "message_index": 1},
     ]
     path.write_bytes(b"\n".join(orjson.dumps(r) for r in rows) + b"\n")
-    trace = load_trace(path)
+    trace = load_trace(path, fast=fast)
     assert trace.header.format == FORMAT_VERSION
     assert trace.calls()[0].is_error is True
 
 
-def test_missing_header_is_assumed_from_the_file_name(tmp_path: Path) -> None:
+def test_missing_header_is_assumed_from_the_file_name(tmp_path: Path, fast: bool) -> None:
     path = tmp_path / "headless.jsonl"
     path.write_bytes(orjson.dumps({"kind": "user_message", "message_index": 0, "content": "hi"}) + b"\n")
-    trace = load_trace(path)
+    trace = load_trace(path, fast=fast)
     assert trace.trace_id == "headless"
     assert "no header" in trace.problems[0].message
 
@@ -104,11 +110,11 @@ def test_writer_flushes_each_record_before_close(tmp_path: Path) -> None:
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=2000))
-def test_random_bytes_only_give_documented_outcomes(tmp_path: Path, data: bytes) -> None:
+def test_random_bytes_only_give_documented_outcomes(tmp_path: Path, data: bytes, fast: bool) -> None:
     path = tmp_path / "random.jsonl"
     path.write_bytes(data)
     try:
-        trace = load_trace(path)
+        trace = load_trace(path, fast=fast)
     except TracekitError:
         return
     for problem in trace.problems:
@@ -117,7 +123,7 @@ def test_random_bytes_only_give_documented_outcomes(tmp_path: Path, data: bytes)
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000), junk=st.binary(max_size=50))
-def test_truncated_files_keep_every_complete_line(tmp_path: Path, cut: int, junk: bytes) -> None:
+def test_truncated_files_keep_every_complete_line(tmp_path: Path, cut: int, junk: bytes, fast: bool) -> None:
     full = tmp_path / "full.jsonl"
     write_trace(full, sample_records())
     data = full.read_bytes()
@@ -126,15 +132,15 @@ def test_truncated_files_keep_every_complete_line(tmp_path: Path, cut: int, junk
     path.write_bytes(data[:cut] + junk)
     complete_lines = data[:cut].count(b"\n")
     try:
-        trace = load_trace(path)
+        trace = load_trace(path, fast=fast)
     except TracekitError:
         assert complete_lines == 0
         return
     assert len(trace.records) >= complete_lines - 1 - len(trace.problems)
 
 
-def test_huge_line_is_read(tmp_path: Path) -> None:
+def test_huge_line_is_read(tmp_path: Path, fast: bool) -> None:
     records = sample_records()
     records.append(ToolResult(call_index=None, content="长" * 2_000_000, message_index=3))
-    trace = load_trace(write_trace(tmp_path / "big.jsonl", records))
+    trace = load_trace(write_trace(tmp_path / "big.jsonl", records), fast=fast)
     assert len(trace.records[-1].content) == 2_000_000

@@ -76,11 +76,7 @@ class _SeenResults:
     """The text of the results returned before a call, grown as the calls go on (they are in order)."""
 
     def __init__(self, nodes: list[CallNode]) -> None:
-        produced = [node for node in nodes if node.has_result]
-        order = [(node.result_turn_or_turn, node.index) for node in produced]
-        if order != sorted(order):  # results usually come back in the order of their calls
-            produced = [produced[i] for i in sorted(range(len(produced)), key=order.__getitem__)]
-        self._pending = produced
+        self._pending = sorted((n for n in nodes if n.has_result), key=lambda n: (n.result_turn_or_turn, n.index))
         self._seen = 0
         self._text = ""
 
