@@ -27,13 +27,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tracekit.analyze.values import (
     MIN_FLOW_LENGTH,
-    argument_text,
     leaves,
     occurs_in,
     parse_result,
     scalar_text,
 )
-from tracekit.trace.canonical import content_hash
+from tracekit.trace.canonical import canonical_json, content_hash
 from tracekit.trace.view import content_text
 
 if TYPE_CHECKING:
@@ -55,6 +54,8 @@ class CallNode:
     arguments: Any
     argument_text: str
     """The arguments as canonical JSON text (for finding a value among them)."""
+    key: str
+    """Tool name and ``argument_text``, NUL-separated: equal keys are identical calls."""
     is_error: bool
     has_result: bool
     turn: int
@@ -64,13 +65,8 @@ class CallNode:
     result_text: str = ""
     result_turn: int | None = None
     """``message_index`` of the message that carried the result."""
-    key: str = field(init=False)
-    """Tool name plus canonical arguments: equal keys are identical calls."""
     _result: Any = field(default=None, repr=False)
     _parsed: bool = field(default=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.key = self.tool + "\x00" + self.argument_text
 
     @property
     def args_hash(self) -> str:
@@ -217,13 +213,14 @@ def trace_graph(trace: Trace, history_messages: int = 0) -> CallGraph:
 
 
 def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:
-    arguments = record.input
-    text = argument_text(arguments)
+    name, arguments = record.name, record.input
+    text = canonical_json(arguments).decode()
+    key = name + "\x00" + text
     if result is None:
-        return CallNode(record.index, record.name, arguments, text, False, False, record.message_index, history)
+        return CallNode(record.index, name, arguments, text, key, False, False, record.message_index, history)
     content = result.content
     return CallNode(
-        record.index, record.name, arguments, text, result.is_error, True, record.message_index, history,
+        record.index, name, arguments, text, key, result.is_error, True, record.message_index, history,
         content if type(content) is str else content_text(content), result.message_index,
     )
 

@@ -14,16 +14,9 @@ from typing import Any
 
 import orjson
 
-from tracekit.trace.canonical import canonical_json
-
 #: Smallest text length of a value that counts as evidence of data flow; shorter values ("1", "是")
 #: occur everywhere by chance.
 MIN_FLOW_LENGTH = 2
-
-
-def argument_text(arguments: Any) -> str:
-    """Arguments as canonical JSON text (sorted keys, no whitespace), where a value can be looked for."""
-    return canonical_json(arguments).decode()
 
 
 def parse_result(text: str) -> Any:

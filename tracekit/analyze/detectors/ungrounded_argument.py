@@ -76,7 +76,11 @@ class _SeenResults:
     """The text of the results returned before a call, grown as the calls go on (they are in order)."""
 
     def __init__(self, nodes: list[CallNode]) -> None:
-        self._pending = sorted((n for n in nodes if n.has_result), key=lambda n: (n.result_turn_or_turn, n.index))
+        produced = [node for node in nodes if node.has_result]
+        order = [(node.result_turn_or_turn, node.index) for node in produced]
+        if order != sorted(order):  # results nearly always come back in the order of their calls
+            produced = [produced[i] for i in sorted(range(len(produced)), key=order.__getitem__)]
+        self._pending = produced
         self._seen = 0
         self._text = ""
 
@@ -85,8 +89,9 @@ class _SeenResults:
         while seen < len(pending) and pending[seen].returned_before(node):
             seen += 1
         if seen != self._seen:
+            added = "\n".join([done.result_text for done in pending[self._seen : seen]])
+            self._text = f"{self._text}\n{added}" if self._seen else added
             self._seen = seen
-            self._text = "\n".join([done.result_text for done in pending[:seen]])
         return self._text
 
 
