@@ -11,7 +11,7 @@ reference agent through the recording proxy against the scripted fake upstream, 
 then times, in this process and in CPU time, best of 5:
 
 - ``parse``: reading every file and ``orjson.loads`` of each line (nothing else);
-- ``analyze``: ``load_trace`` + ``analyze_trace`` + the entry's JSON through the redactor, i.e. what
+- ``analyze``: ``load_trace(path, fast=True)`` + ``analyze_trace`` + the entry's JSON through the redactor, i.e. what
   ``tracekit analyze`` does per file, with the default options (no case library);
 - ``analyze --cases``: the same with the case library bound (checks, verdicts, scores; judged cases read
   the kept verdicts under recordings/judge).
@@ -78,11 +78,11 @@ def main() -> None:
 
         def analyze() -> None:
             for path in files:
-                redact(orjson.dumps(analyze_trace(load_trace(path))))
+                redact(orjson.dumps(analyze_trace(load_trace(path, fast=True))))
 
         def analyze_cases() -> None:
             for path in files:
-                redact(orjson.dumps(analyze_trace(load_trace(path), with_cases)))
+                redact(orjson.dumps(analyze_trace(load_trace(path, fast=True), with_cases)))
 
         analyze_cases()  # loads the case library once, as a real run does at start-up
         figures = {name: cpu_per_trace(stage, len(files)) for name, stage in

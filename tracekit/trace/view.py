@@ -58,7 +58,9 @@ class TraceStats:
 class Trace:
     """One agent session: its header, its records in order, and any lines that could not be read.
 
-    A loaded trace is read-only: the records are indexed by kind on first use.
+    A loaded trace is read-only: the records are indexed by kind on first use. They are the record models,
+    or their read-only mirrors (``load_trace(path, fast=True)``), which have the same fields: tell records
+    apart by ``record.kind``.
     """
 
     header: Header
