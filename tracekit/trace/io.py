@@ -93,23 +93,36 @@ def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
     (pydantic-core parses the JSON itself: about twice as fast as orjson plus validating dicts); any
     other file, or one with a bad line, goes through ``iter_records``, which says what is wrong where.
     """
-    with open(path, "rb") as handle:
-        small = os.fstat(handle.fileno()).st_size <= WHOLE_FILE_LIMIT
-        data = handle.read() if small else b""
-    if small and data.endswith(b"\n"):
-        first = data[: data.find(b"\n")]
+    data = read_whole(path)
+    if data is not None and is_intact_current(data):
+        validate_json = _RECORD.validator.validate_json
         try:
-            header = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            header = None
-        if isinstance(header, dict) and header.get("kind") == "header" and header_format(header) == FORMAT_VERSION:
-            validate_json = _RECORD.validator.validate_json
-            try:
-                # A line of only whitespace fails here and sends the file down the slow path, which skips it.
-                return [validate_json(line) for line in data.split(b"\n") if line]
-            except ValidationError:
-                pass
+            # A line of only whitespace fails here and sends the file down the slow path, which skips it.
+            return [validate_json(line) for line in data.split(b"\n") if line]
+        except ValidationError:
+            pass
     return list(iter_records(path, problems))
+
+
+def read_whole(path: str | Path) -> bytes | None:
+    """The bytes of a trace file small enough to read in one call (``WHOLE_FILE_LIMIT``), else None."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
+            return None
+        return handle.read()
+
+
+def is_intact_current(data: bytes) -> bool:
+    """Whether ``data`` ends with a whole line and starts with a header of the current format: a file the
+    fast readers may try (a damaged line further on still sends it to ``iter_records``)."""
+    if not data.endswith(b"\n"):
+        return False
+    try:
+        header = orjson.loads(data[: data.find(b"\n")])
+    except orjson.JSONDecodeError:
+        return False
+    # The header's own ``format`` decides: a format-0 file must go through the migrations.
+    return isinstance(header, dict) and header.get("kind") == "header" and header_format(header) == FORMAT_VERSION
 
 
 def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]:

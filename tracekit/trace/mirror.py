@@ -19,20 +19,19 @@ as they are (an int given for a float field becomes a float in both).
 
 from __future__ import annotations
 
-import os
+from functools import cache
 from pathlib import Path
 from typing import Any, Union
 
 import msgspec
-import orjson
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from tracekit.trace.io import WHOLE_FILE_LIMIT
-from tracekit.trace.migrations import header_format
-from tracekit.trace.models import FORMAT_VERSION, RECORD_CLASSES
+from tracekit.trace.io import is_intact_current, read_whole
+from tracekit.trace.models import RECORD_CLASSES
 
 
+@cache
 def _mirror(model: type[BaseModel], tagged: bool) -> type[msgspec.Struct]:
     """The Struct mirroring ``model`` (``tagged``: a record, told apart by its ``kind``)."""
     required: list[tuple[str, Any]] = []
@@ -54,10 +53,9 @@ def _mirror(model: type[BaseModel], tagged: bool) -> type[msgspec.Struct]:
         namespace["kind"] = kind
         options = {"tag_field": "kind", "tag": kind}
     # gc=False: records hold no reference cycles, and untracked objects cost the collector nothing.
-    mirror = msgspec.defstruct(
+    return msgspec.defstruct(
         model.__name__, [*required, *optional], namespace=namespace, kw_only=True, frozen=True, gc=False, **options
     )
-    return mirror
 
 
 def _mirrored(value: Any) -> Any:
@@ -77,19 +75,8 @@ def read_mirrored(path: str | Path) -> list[Any] | None:
     """The records of a trace file as mirrors, header first; None when the file is not an intact file of
     the current format whose every record a mirror accepts, or too large to read in one go (read it into
     the models then)."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
-            return None
-        data = handle.read()
-    if not data.endswith(b"\n"):
-        return None
-    first = data[: data.find(b"\n")]
-    try:
-        header = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return None
-    # The header's own ``format`` decides, not a mirror's default: a format-0 file must be migrated.
-    if not isinstance(header, dict) or header.get("kind") != "header" or header_format(header) != FORMAT_VERSION:
+    data = read_whole(path)
+    if data is None or not is_intact_current(data):
         return None
     try:
         # The lines become the elements of one array; a torn line would merge with the next one into
