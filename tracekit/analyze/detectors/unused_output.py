@@ -76,8 +76,5 @@ def _identifier_values(result: Any, output_ids: list[str]) -> list[Any]:
 def _any_used(values: list[Any], lookup: CallNode, nodes: list[CallNode], answer: str) -> bool:
     """Whether any value occurs in the arguments of a call issued after the lookup's result came back, or in
     the answer."""
-    if lookup.result_turn is None:  # lookup.returned_before(node), for a lookup that has a result
-        later = "\n".join([node.argument_text for node in nodes if lookup.index < node.index])
-    else:
-        later = "\n".join([node.argument_text for node in nodes if lookup.result_turn < node.turn])
+    later = "\n".join([node.argument_text for node in nodes if lookup.returned_before(node)])
     return any(occurs_in(value, later) or occurs_in(value, answer) for value in values)
