@@ -94,7 +94,9 @@ def test_every_record_class_has_a_mirror_with_its_fields_and_properties() -> Non
         assert properties <= set(dir(mirror))
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(records=st.lists(raw_records(), min_size=1, max_size=4))
 def test_mirrors_hold_what_the_models_hold_or_step_aside(tmp_path: Path, records: list[dict[str, Any]]) -> None:
     path = tmp_path / "t.jsonl"
