@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from pathlib import Path
 
@@ -42,10 +41,10 @@ def fake_upstream(script_path: Path, host: str, port: int) -> None:
 
 
 async def _serve(upstream: FakeUpstream) -> int:
+    from tracekit.shutdown import stop_on_signals
+
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop_on_signals(stop)
     await upstream.astart()
     try:
         click.echo(upstream.url)

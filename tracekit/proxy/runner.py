@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import signal
 import socket
 import sys
 import threading
@@ -28,6 +27,7 @@ from aiohttp import web
 
 from tracekit.errors import TracekitError
 from tracekit.proxy.server import Proxy, ProxyConfig
+from tracekit.shutdown import stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +103,7 @@ async def stop(proxy: Proxy, runner: web.AppRunner) -> None:
 async def serve(proxy: Proxy, host: str, port: int, announce: Callable[[str], None]) -> None:
     """Serve until SIGTERM or SIGINT, then finish writing and return."""
     stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, stopping.set)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
-            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stopping.set))
+    stop_on_signals(stopping)
     runner, url = await start(proxy, host, port)
     announce(url)
     try:
