@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
 
 
 @detector("alternating_loop", min_period=2, max_period=4, min_repeats=2, error_from=3)
@@ -37,7 +37,7 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
             continue
         period, repeats = match
         span = nodes[start : start + period * repeats]
-        judged = [node.index for node in span if not node.history]
+        judged, history = split_history(span)
         if judged:
             tools = [node.tool for node in span[:period]]
             if len(set(tools)) < len(tools):  # same tool, other arguments: show them
@@ -48,7 +48,7 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
                     kind="alternating_loop",
                     severity="error" if repeats >= error_from else "warning",
                     calls=judged,
-                    context_calls=[node.index for node in span if node.history],
+                    context_calls=history,
                     message=(
                         f"The cycle {cycle} ran {repeats} times in a row with identical arguments each time; "
                         f"the results will not change, so stop the loop and work with what you have, try "

@@ -12,7 +12,7 @@ and ``--config`` values); ``enabled: false`` switches a detector off.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tracekit.errors import TracekitError
 
 if TYPE_CHECKING:
-    from tracekit.analyze.graph import CallGraph
+    from tracekit.analyze.graph import CallGraph, CallNode
     from tracekit.cases import Case, Catalog
     from tracekit.trace import Trace
 
@@ -47,6 +47,15 @@ class Finding:
         if self.context_calls:
             value["context_calls"] = self.context_calls
         return value
+
+
+def split_history(nodes: Iterable[CallNode]) -> tuple[list[int], list[int]]:
+    """Trace indexes of a pattern's calls as ``(judged, history)``: a finding's ``calls`` and ``context_calls``."""
+    judged: list[int] = []
+    history: list[int] = []
+    for node in nodes:
+        (history if node.history else judged).append(node.index)
+    return judged, history
 
 
 @dataclass

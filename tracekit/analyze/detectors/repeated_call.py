@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
 from tracekit.analyze.graph import CallNode
 
 
@@ -29,12 +29,12 @@ def repeated_call(context: DetectorContext) -> list[Finding]:
             first_success[node.key] = node
     findings = []
     for key, nodes in repeats.items():
-        judged = [node.index for node in nodes if not node.history]
+        judged, _ = split_history(nodes)
         if not judged or len(nodes) < min_repeats:
             continue
         original = first_success[key]
         pattern = [original, *nodes]
-        calls = [node.index for node in pattern if not node.history]
+        calls, history = split_history(pattern)
         where = "in the conversation history" if original.history else f"as call #{original.index}"
         times = "once more" if len(nodes) == 1 else f"{len(nodes)} more times"
         findings.append(
@@ -42,7 +42,7 @@ def repeated_call(context: DetectorContext) -> list[Finding]:
                 kind="repeated_call",
                 severity="error" if len(nodes) >= error_from else "warning",
                 calls=calls,
-                context_calls=[node.index for node in pattern if node.history],
+                context_calls=history,
                 message=(
                     f"{original.tool} was called {times} with the same arguments after it had already "
                     f"succeeded {where}; reuse that result instead of calling again "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
 from tracekit.analyze.graph import CallNode
 
 
@@ -17,8 +17,10 @@ def retry_storm(context: DetectorContext) -> list[Finding]:
             failed.setdefault(node.key, []).append(node)
     findings = []
     for nodes in failed.values():
-        judged = [node.index for node in nodes if not node.history]
-        if len(nodes) < threshold or not judged:
+        if len(nodes) < threshold:
+            continue
+        judged, history = split_history(nodes)
+        if not judged:
             continue
         first = nodes[0]
         error = first.result_text.strip().splitlines()[0][:120] if first.result_text.strip() else "an error"
@@ -27,7 +29,7 @@ def retry_storm(context: DetectorContext) -> list[Finding]:
                 kind="retry_storm",
                 severity="error",
                 calls=judged,
-                context_calls=[node.index for node in nodes if node.history],
+                context_calls=history,
                 message=(
                     f"{first.tool} failed {len(nodes)} times with identical arguments ({error!r}); after an "
                     f"error, change the arguments, switch to another tool, or tell the user instead of "
