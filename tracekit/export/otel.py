@@ -74,6 +74,20 @@ class _Span:
     error: str | None = None
 
 
+def _operation_span(
+    operation: str, target: str | None, kind: int, start: int, end: int, attributes: dict[str, Any]
+) -> _Span:
+    """A GenAI span as the conventions name it: ``{gen_ai.operation.name} {target}`` (the operation alone
+    when there is no target), with ``gen_ai.operation.name`` the first of its attributes."""
+    return _Span(
+        name=f"{operation} {target}" if target is not None else operation,
+        kind=kind,
+        start=start,
+        end=end,
+        attributes={"gen_ai.operation.name": operation, **attributes},
+    )
+
+
 def otlp_document(traces: Iterable[Trace], *, with_content: bool = False) -> dict[str, Any]:
     """An OTLP/JSON ``ExportTraceServiceRequest`` holding the spans of every trace."""
     spans = [span for trace in traces for span in trace_spans(trace, with_content=with_content)]
@@ -118,13 +132,13 @@ def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, A
     start = min([times[0], *(span.start for span in children)]) if times else 0
     end = max([times[-1], *(span.end for span in children)]) if times else 0
     stats = trace.stats()
-    root = _Span(
-        name=f"invoke_agent {agent_name}",
-        kind=SPAN_KIND_INTERNAL,
-        start=start,
-        end=end,
-        attributes={
-            "gen_ai.operation.name": "invoke_agent",
+    root = _operation_span(
+        "invoke_agent",
+        agent_name,
+        SPAN_KIND_INTERNAL,
+        start,
+        end,
+        {
             "gen_ai.provider.name": provider,
             "gen_ai.agent.name": agent_name,
             "gen_ai.conversation.id": conversation_id,
@@ -158,13 +172,13 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
             start = times[position + 1]
             end = start + int((record.latency_ms or 0) * 1_000_000)
             model = record.model or trace.header.model
-            span = _Span(
-                name=f"chat {model}" if model else "chat",
-                kind=SPAN_KIND_CLIENT,
-                start=start,
-                end=end,
-                attributes={
-                    "gen_ai.operation.name": "chat",
+            span = _operation_span(
+                "chat",
+                model or None,
+                SPAN_KIND_CLIENT,
+                start,
+                end,
+                {
                     "gen_ai.provider.name": record.provider,
                     "gen_ai.request.model": model,
                     "gen_ai.response.model": (record.response or {}).get("model") or record.model,
@@ -214,13 +228,13 @@ def _imported_chat_spans(
     for position, record in enumerate(trace.records):
         if isinstance(record, AssistantMessage):
             moment = times[position + 1]
-            span = _Span(
-                name=f"chat {model}" if model else "chat",
-                kind=SPAN_KIND_CLIENT,
-                start=moment,
-                end=moment,
-                attributes={
-                    "gen_ai.operation.name": "chat",
+            span = _operation_span(
+                "chat",
+                model or None,
+                SPAN_KIND_CLIENT,
+                moment,
+                moment,
+                {
                     "gen_ai.provider.name": provider,
                     "gen_ai.request.model": model,
                     "gen_ai.response.finish_reasons": [record.stop_reason] if record.stop_reason else None,
@@ -248,13 +262,13 @@ def _tool_spans(trace: Trace, times: list[int], model_ends: dict[int, int], with
         answered = result_position.get(record.index)
         result = trace.records[answered] if answered is not None else None
         end = max(start, times[answered + 1]) if answered is not None else start
-        span = _Span(
-            name=f"execute_tool {record.name}",
-            kind=SPAN_KIND_INTERNAL,
-            start=start,
-            end=end,
-            attributes={
-                "gen_ai.operation.name": "execute_tool",
+        span = _operation_span(
+            "execute_tool",
+            record.name,
+            SPAN_KIND_INTERNAL,
+            start,
+            end,
+            {
                 "gen_ai.tool.name": record.name,
                 "gen_ai.tool.call.id": record.id,
                 "gen_ai.tool.type": "function",
