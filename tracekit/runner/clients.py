@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from tracekit.providers import openai as openai_provider
 
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+
 SESSION_HEADER = "x-tracekit-session"
+_SDK = TypeVar("_SDK")
 #: OpenAI finish reasons in Anthropic stop-reason terms.
 _STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
                  "content_filter": "refusal"}
@@ -49,20 +54,31 @@ class ModelClient(Protocol):
         """The model's reply to ``messages`` (Anthropic form) with ``tools`` offered."""
 
 
-class AnthropicModelClient:
-    """The anthropic SDK's ``messages.create``."""
+class _SDKModelClient(Generic[_SDK]):
+    """What both clients share: the model name and an SDK client that sends the run's session header."""
 
     def __init__(
         self, model: str, base_url: str, api_key: str, *, session: str | None = None, max_retries: int = 2,
         timeout: float = 120.0,
     ) -> None:
-        import anthropic
-
         headers = {SESSION_HEADER: session} if session else None
         self.model = model
-        self.client = anthropic.Anthropic(
+        self.client: _SDK = self._connect(
             base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
         )
+
+    def _connect(self, **options: Any) -> _SDK:
+        """The SDK client made with ``options`` (the SDK is imported here, only when a client is made)."""
+        raise NotImplementedError
+
+
+class AnthropicModelClient(_SDKModelClient["anthropic.Anthropic"]):
+    """The anthropic SDK's ``messages.create``."""
+
+    def _connect(self, **options: Any) -> anthropic.Anthropic:
+        import anthropic
+
+        return anthropic.Anthropic(**options)
 
     def complete(
         self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
@@ -81,20 +97,13 @@ class AnthropicModelClient:
         )
 
 
-class OpenAIModelClient:
+class OpenAIModelClient(_SDKModelClient["openai.OpenAI"]):
     """The openai SDK's ``chat.completions.create`` (for OpenAI-compatible servers too)."""
 
-    def __init__(
-        self, model: str, base_url: str, api_key: str, *, session: str | None = None, max_retries: int = 2,
-        timeout: float = 120.0,
-    ) -> None:
+    def _connect(self, **options: Any) -> openai.OpenAI:
         import openai
 
-        headers = {SESSION_HEADER: session} if session else None
-        self.model = model
-        self.client = openai.OpenAI(
-            base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
-        )
+        return openai.OpenAI(**options)
 
     def complete(
         self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
