@@ -527,26 +527,20 @@ def test_continuing_a_reply_twice_or_an_unknown_one_is_refused_like_the_api() ->
             model=MODEL, max_tokens=10, messages=USER, thread={"type": "create"}
         )
         follow_up: Any = [{"role": "user", "content": "然后呢？"}]
-        continued = client.beta.messages.create(
-            model=MODEL,
-            max_tokens=10,
-            messages=follow_up,
-            thread={"type": "continue", "previous_message_id": first.id},
-        )
+
+        def continue_from(message_id: str) -> Any:
+            return client.beta.messages.create(
+                model=MODEL,
+                max_tokens=10,
+                messages=follow_up,
+                thread={"type": "continue", "previous_message_id": message_id},
+            )
+
+        continued = continue_from(first.id)
         with pytest.raises(anthropic.BadRequestError) as twice:
-            client.beta.messages.create(
-                model=MODEL,
-                max_tokens=10,
-                messages=follow_up,
-                thread={"type": "continue", "previous_message_id": first.id},
-            )
+            continue_from(first.id)
         with pytest.raises(anthropic.NotFoundError) as unknown:
-            client.beta.messages.create(
-                model=MODEL,
-                max_tokens=10,
-                messages=follow_up,
-                thread={"type": "continue", "previous_message_id": "msg_unknown"},
-            )
+            continue_from("msg_unknown")
     assert continued.content[0].type == "text" and continued.content[0].text == "二"
     assert twice.value.error_code == "thread_already_continued"
     assert unknown.value.error_code == "thread_not_found"
