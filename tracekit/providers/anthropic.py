@@ -20,6 +20,9 @@ from typing import Any
 import orjson
 
 from tracekit.providers.base import AssemblerBase, assemble
+from tracekit.providers.base import request_model as request_model
+from tracekit.providers.base import request_stream as request_stream
+from tracekit.providers.base import response_model as response_model
 from tracekit.providers.partial_json import parse_partial_json
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 from tracekit.trace.canonical import content_hash
@@ -65,17 +68,6 @@ def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dic
         if isinstance(message, dict)
     ]
     return (system if system not in (None, "", []) else None), messages
-
-
-def request_model(body: dict[str, Any]) -> str | None:
-    """The ``model`` the request names."""
-    model = body.get("model")
-    return model if isinstance(model, str) else None
-
-
-def request_stream(body: dict[str, Any]) -> bool:
-    """Whether the request asks for SSE (``"stream": true``)."""
-    return body.get("stream") is True
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -157,12 +149,6 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     """``stop_reason`` of the body (``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ...)."""
     reason = body.get("stop_reason")
     return reason if isinstance(reason, str) else None
-
-
-def response_model(body: dict[str, Any]) -> str | None:
-    """The model that answered."""
-    model = body.get("model")
-    return model if isinstance(model, str) else None
 
 
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:

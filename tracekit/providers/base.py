@@ -85,6 +85,26 @@ def assemble(assembler: StreamAssembler, events: Iterable[ServerSentEvent]) -> d
     return assembler.body()
 
 
+# Provider functions whose rule is the same in both wire formats; each provider module re-exports them.
+
+
+def request_model(body: dict[str, Any]) -> str | None:
+    """The ``model`` the request names."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def request_stream(body: dict[str, Any]) -> bool:
+    """Whether the request asks for SSE (``"stream": true``)."""
+    return body.get("stream") is True
+
+
+def response_model(body: dict[str, Any]) -> str | None:
+    """The model that answered."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
 class Provider(Protocol):
     """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``)."""
 

@@ -24,6 +24,9 @@ from typing import Any
 import orjson
 
 from tracekit.providers.base import assemble
+from tracekit.providers.base import request_model as request_model
+from tracekit.providers.base import request_stream as request_stream
+from tracekit.providers.base import response_model as response_model
 from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
 from tracekit.trace.canonical import content_hash, parse_json_arguments
@@ -131,17 +134,6 @@ def tool_use_block(call: dict[str, Any]) -> dict[str, Any]:
     else:
         block["input"] = arguments if arguments is not None else {}
     return block
-
-
-def request_model(body: dict[str, Any]) -> str | None:
-    """The ``model`` the request names."""
-    model = body.get("model")
-    return model if isinstance(model, str) else None
-
-
-def request_stream(body: dict[str, Any]) -> bool:
-    """Whether the request asks for SSE (``"stream": true``)."""
-    return body.get("stream") is True
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -292,12 +284,6 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
         reason = choices[0].get("finish_reason")
         return reason if isinstance(reason, str) else None
     return None
-
-
-def response_model(body: dict[str, Any]) -> str | None:
-    """The model that answered."""
-    model = body.get("model")
-    return model if isinstance(model, str) else None
 
 
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
