@@ -23,6 +23,7 @@ from tracekit.report.svg import GraphEdge, GraphNode
 from tracekit.trace import (
     AgentRun,
     AssistantMessage,
+    Call,
     ErrorRecord,
     Intercept,
     ModelCall,
@@ -136,13 +137,16 @@ def build_trace_view(run: Run, trace: Trace | None, load_error: str | None = Non
             loaded=False,
             load_error=load_error,
         )
-    items, calls = _timeline(trace, findings_by_call, history)
+    paired = trace.calls()
+    for pair in paired:
+        pair.history = pair.index in history
+    items, calls = _timeline(trace, paired, findings_by_call, history)
     nodes = [_node(call) for call in calls]
     return TraceView(
         items=items,
         calls=calls,
         nodes=nodes,
-        edges=_edges(trace, history),
+        edges=_edges(paired),
         totals=_totals(trace),
         final_answer=trace.final_answer(),
         header=trace.header.model_dump(mode="json", exclude_none=True, exclude={"kind"}),
@@ -152,12 +156,9 @@ def build_trace_view(run: Run, trace: Trace | None, load_error: str | None = Non
 
 
 def _timeline(
-    trace: Trace, findings_by_call: Mapping[int, list[Finding]], history: set[int]
+    trace: Trace, paired: list[Call], findings_by_call: Mapping[int, list[Finding]], history: set[int]
 ) -> tuple[list[Item], list[CallView]]:
-    results: dict[int, ToolResult] = {}
-    for record in trace.records:
-        if isinstance(record, ToolResult) and record.call_index is not None:
-            results.setdefault(record.call_index, record)
+    results = {pair.index: pair.result for pair in paired if pair.result is not None}
     interceptions: dict[int, list[Intercept]] = {}
     by_use_id: dict[str, int] = {}
     for record in trace.records:
@@ -268,10 +269,7 @@ def _node(call: CallView) -> GraphNode:
     )
 
 
-def _edges(trace: Trace, history: set[int]) -> list[GraphEdge]:
-    calls = trace.calls()
-    for call in calls:
-        call.history = call.index in history
+def _edges(calls: list[Call]) -> list[GraphEdge]:
     try:
         from tracekit.analyze.graph import build_graph
     except ImportError:  # the analysis package without a graph: time order only
