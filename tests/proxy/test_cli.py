@@ -43,6 +43,18 @@ def stop(process: subprocess.Popen[str]) -> tuple[int, float]:
     return status, time.monotonic() - started
 
 
+def record_hello(out: Path) -> None:
+    """Record one exchange (HELLO answered "你好！") with ``tracekit record`` into ``out``: a recording to replay."""
+    with FakeUpstream([text_reply("你好！")]) as upstream:
+        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(out))
+        try:
+            anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
+                model="m", max_tokens=10, messages=HELLO
+            )
+        finally:
+            stop(process)
+
+
 def test_record_announces_its_url_serves_health_and_stops_cleanly_mid_stream(tmp_path: Path) -> None:
     # The second reply streams for about 6 s: longer than the proxy's grace period after SIGTERM.
     slow = text_reply("慢慢地说" * 15, chunk_size=1).delayed(per_event=0.1)
@@ -97,14 +109,7 @@ def test_allow_remote_warns(tmp_path: Path) -> None:
 
 
 def test_replay_command_answers_hits_and_explains_a_miss(tmp_path: Path) -> None:
-    with FakeUpstream([text_reply("你好！")]) as upstream:
-        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(tmp_path))
-        try:
-            anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
-                model="m", max_tokens=10, messages=HELLO
-            )
-        finally:
-            stop(process)
+    record_hello(tmp_path)
     process, url = start("replay", str(tmp_path), "--port", "0")
     try:
         client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
@@ -141,14 +146,7 @@ def test_a_bad_case_file_is_a_usage_error_naming_the_field(tmp_path: Path) -> No
 
 def test_replay_takes_the_body_limit_and_secret_fields_and_its_log_keeps_them_out(tmp_path: Path) -> None:
     user = "tk-cli-user-0042-shanghai"
-    with FakeUpstream([text_reply("你好！")]) as upstream:
-        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(tmp_path))
-        try:
-            anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
-                model="m", max_tokens=10, messages=HELLO
-            )
-        finally:
-            stop(process)
+    record_hello(tmp_path)
     process, url = start("replay", str(tmp_path), "--port", "0", "--max-body-bytes", "300",
                          "--redact-field", "metadata.user_id")  # fmt: skip
     try:
