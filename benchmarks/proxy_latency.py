@@ -25,7 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPLY = {
     "id": "msg_bench", "type": "message", "role": "assistant", "model": "claude-bench",
@@ -78,17 +80,7 @@ def serve_upstream(port_file: str) -> None:
         await response.write_eof()
         return response
 
-    async def main() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/messages", messages)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        Path(port_file).write_text(str(site._server.sockets[0].getsockname()[1]))  # type: ignore[union-attr]
-        await asyncio.Event().wait()
-
-    asyncio.run(main())
+    asyncio.run(_serve_messages(messages, lambda port: Path(port_file).write_text(str(port))))
 
 
 def serve_forwarder(upstream_port: int) -> None:
@@ -115,17 +107,28 @@ def serve_forwarder(upstream_port: int) -> None:
                 await response.write_eof()
                 return response
 
-        app = web.Application()
-        app.router.add_post("/v1/messages", forward)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        print(f"forwarder: listening on http://127.0.0.1:{port}", flush=True)
-        await asyncio.Event().wait()
+        def announce(port: int) -> None:
+            print(f"forwarder: listening on http://127.0.0.1:{port}", flush=True)
+
+        await _serve_messages(forward, announce)
 
     asyncio.run(main())
+
+
+async def _serve_messages(handler: Any, announce: Callable[[int], object]) -> None:
+    """Serve ``handler`` at POST /v1/messages on a free loopback port, ``announce`` the port, serve forever."""
+    import asyncio
+
+    from aiohttp import web
+
+    app = web.Application()
+    app.router.add_post("/v1/messages", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    announce(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+    await asyncio.Event().wait()
 
 
 def request_body(number: int, stream: bool) -> bytes:
