@@ -285,18 +285,17 @@ def _edges(calls: list[Call]) -> list[GraphEdge]:
 
 
 def _totals(trace: Trace) -> TraceTotals:
-    totals = TraceTotals()
+    model_calls = trace.of_kind(ModelCall)
+    stats = trace.stats()  # token sums (0 without model calls), counted as the analyze JSON counts them
+    totals = TraceTotals(model_calls=len(model_calls), input_tokens=stats.input_tokens,
+                         output_tokens=stats.output_tokens)
     latencies = []
-    for record in trace.records:
-        if isinstance(record, ModelCall):
-            totals.model_calls += 1
-            totals.input_tokens += record.usage.input_tokens or 0
-            totals.output_tokens += record.usage.output_tokens or 0
-            totals.cache_read_tokens += record.usage.cache_read_input_tokens or 0
-            if record.latency_ms is not None:
-                latencies.append(record.latency_ms)
-            if totals.ttft_ms is None and record.ttft_ms is not None:
-                totals.ttft_ms = record.ttft_ms
+    for record in model_calls:
+        totals.cache_read_tokens += record.usage.cache_read_input_tokens or 0
+        if record.latency_ms is not None:
+            latencies.append(record.latency_ms)
+        if totals.ttft_ms is None and record.ttft_ms is not None:
+            totals.ttft_ms = record.ttft_ms
     if latencies:
         totals.latency_ms = sum(latencies)
     return totals
