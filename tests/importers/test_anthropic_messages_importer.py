@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from importer_support import assert_refused_at, write_json
 
 from tracekit.errors import ImportFormatError
 from tracekit.importers import import_anthropic_messages, write_traces
@@ -39,9 +39,7 @@ AGENT = [
 
 
 def _write(tmp_path: Path, value: object, name: str = "B2-PC-08.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_json(tmp_path / name, value)
 
 
 def test_list_of_messages_becomes_one_trace(tmp_path: Path) -> None:
@@ -105,10 +103,7 @@ def test_files_with_the_same_name_get_distinct_ids(tmp_path: Path) -> None:
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value, "bad.json")
-    with pytest.raises(ImportFormatError) as caught:
-        import_anthropic_messages([path])
-    assert str(caught.value).startswith(f"{path}: ")
-    assert where in str(caught.value)
+    assert_refused_at(path, where, lambda: import_anthropic_messages([path]))
 
 
 def test_not_json(tmp_path: Path) -> None:

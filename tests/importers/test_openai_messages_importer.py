@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from importer_support import assert_refused_at, write_json
 
-from tracekit.errors import ImportFormatError
 from tracekit.importers import import_openai_messages, write_traces
 from tracekit.trace import SystemMessage, load_trace
 
@@ -30,9 +29,7 @@ MESSAGES = [
 
 
 def _write(tmp_path: Path, value: object, name: str = "chat.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_json(tmp_path / name, value)
 
 
 @pytest.mark.parametrize("wrap", [False, True])
@@ -73,10 +70,7 @@ def test_messages_become_one_trace(tmp_path: Path, wrap: bool) -> None:
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value, "bad.json")
-    with pytest.raises(ImportFormatError) as caught:
-        import_openai_messages([path])
-    assert str(caught.value).startswith(f"{path}: ")
-    assert where in str(caught.value)
+    assert_refused_at(path, where, lambda: import_openai_messages([path]))
 
 
 def test_legacy_function_message_without_id_is_a_tool_result(tmp_path: Path) -> None:

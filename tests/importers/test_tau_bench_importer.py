@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from importer_support import assert_refused_at, write_json
 
-from tracekit.errors import ImportFormatError
 from tracekit.importers import import_tau_bench, write_traces
 from tracekit.trace import ToolResult, load_trace, trace_files
 
@@ -40,9 +40,7 @@ def test_real_file_counts_add_up(tmp_path: Path) -> None:
 
 
 def _write(tmp_path: Path, value: object) -> Path:
-    path = tmp_path / "model-x-retail.json"
-    path.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_json(tmp_path / "model-x-retail.json", value)
 
 
 def _call(call_id: str, name: str) -> dict:
@@ -88,7 +86,4 @@ def test_domain_option_names_the_traces(tmp_path: Path) -> None:
 ])
 def test_bad_input_names_file_and_position(tmp_path: Path, value: object, where: str) -> None:
     path = _write(tmp_path, value)
-    with pytest.raises(ImportFormatError) as caught:
-        import_tau_bench(path)
-    assert str(caught.value).startswith(f"{path}: ")
-    assert where in str(caught.value)
+    assert_refused_at(path, where, lambda: import_tau_bench(path))
