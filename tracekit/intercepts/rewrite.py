@@ -46,6 +46,16 @@ class _Calls:
             self.by_id[tool_use_id] = SeenCall(tool, tool_input, tool_use_id, tuple(earlier))
         earlier.append(tool_input)
 
+    def claimed(
+        self, tool_use_id: object, intercepts: Sequence[ResultIntercept]
+    ) -> tuple[SeenCall, Replacement] | None:
+        """The call a tool result answers and its replacement, if a known call is claimed by an intercept."""
+        call = self.by_id.get(str(tool_use_id))
+        replacement = first_replacement(intercepts, call) if call is not None else None
+        if call is None or replacement is None:
+            return None
+        return call, replacement
+
 
 def first_replacement(intercepts: Sequence[ResultIntercept], call: SeenCall) -> Replacement | None:
     """The replacement of the first intercept that claims ``call`` (case order decides)."""
@@ -111,10 +121,10 @@ def _rewrite_anthropic(
     for position, block in enumerate(content):
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
-        call = calls.by_id.get(str(block.get("tool_use_id")))
-        replacement = first_replacement(intercepts, call) if call is not None else None
-        if call is None or replacement is None:
+        claimed = calls.claimed(block.get("tool_use_id"), intercepts)
+        if claimed is None:
             continue
+        call, replacement = claimed
         if new_content is None:
             new_content = list(content)
         new_block = {**block, "content": replacement.content}
@@ -124,16 +134,7 @@ def _rewrite_anthropic(
             new_block.pop("is_error", None)
         new_content[position] = new_block
         injections.append(
-            Injection(
-                mode=replacement.mode,
-                tool=call.tool,
-                tool_use_id=call.tool_use_id,
-                message_index=index,
-                original=block.get("content"),
-                original_is_error=bool(block.get("is_error", False)),
-                injected=replacement.content,
-                is_error=replacement.is_error,
-            )
+            _injection(call, replacement, index, block.get("content"), bool(block.get("is_error", False)))
         )
     return message if new_content is None else {**message, "content": new_content}
 
@@ -159,23 +160,27 @@ def _rewrite_openai(
 ) -> dict[str, Any]:
     if message.get("role") != "tool":
         return message
-    call = calls.by_id.get(str(message.get("tool_call_id")))
-    replacement = first_replacement(intercepts, call) if call is not None else None
-    if call is None or replacement is None:
+    claimed = calls.claimed(message.get("tool_call_id"), intercepts)
+    if claimed is None:
         return message
-    injections.append(
-        Injection(
-            mode=replacement.mode,
-            tool=call.tool,
-            tool_use_id=call.tool_use_id,
-            message_index=index,
-            original=message.get("content"),
-            original_is_error=False,
-            injected=replacement.content,
-            is_error=replacement.is_error,
-        )
-    )
+    call, replacement = claimed
+    injections.append(_injection(call, replacement, index, message.get("content"), original_is_error=False))
     return {**message, "content": _as_text(replacement.content)}
+
+
+def _injection(
+    call: SeenCall, replacement: Replacement, index: int, original: Any, original_is_error: bool
+) -> Injection:
+    return Injection(
+        mode=replacement.mode,
+        tool=call.tool,
+        tool_use_id=call.tool_use_id,
+        message_index=index,
+        original=original,
+        original_is_error=original_is_error,
+        injected=replacement.content,
+        is_error=replacement.is_error,
+    )
 
 
 def _as_text(content: Any) -> str:
