@@ -199,17 +199,8 @@ def write_html_report(
     }
     pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
     for page in pages:
-        first = (page.number - 1) * page_size
-        render(
-            page.href,
-            "index.html.j2",
-            page=page.number,
-            pages=pages,
-            rows=runs[first : first + page_size],
-            page_first=first + 1,
-            page_last=min(first + page_size, len(runs)),
-            **index_context,
-        )
+        render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(runs, page, page_size),
+               **index_context)
     index = out_dir / "index.html"
     return sorted(written, key=lambda path: (path != index, str(path)))
 
@@ -220,7 +211,6 @@ def _write_list(
     pages = _pages(len(group.runs), page_size, lambda n: links.kind(prefix, group.kind, n))
     heading = f"{'Finding' if prefix == 'finding' else 'Failure mode'}: {group.kind}"
     for page in pages:
-        first = (page.number - 1) * page_size
         render(
             page.href,
             "list.html.j2",
@@ -229,10 +219,8 @@ def _write_list(
             anchor=section,
             page=page.number,
             pages=pages,
-            rows=group.runs[first : first + page_size],
             runs_total=len(group.runs),
-            page_first=first + 1,
-            page_last=min(first + page_size, len(group.runs)),
+            **_page_rows(group.runs, page, page_size),
         )
 
 
@@ -247,6 +235,12 @@ def _detailed(runs: list[Run]) -> list[Run]:
 def _pages(count: int, size: int, href: Callable[[int], str]) -> list[PageLink]:
     total = max(1, -(-count // size))
     return [PageLink(number, href(number)) for number in range(1, total + 1)]
+
+
+def _page_rows(runs: Sequence[Run], page: PageLink, size: int) -> dict[str, Any]:
+    """The runs on one page of a paged table, and their 1-based range (``page_first``–``page_last``)."""
+    first = (page.number - 1) * size
+    return {"rows": runs[first : first + size], "page_first": first + 1, "page_last": min(first + size, len(runs))}
 
 
 def _summary_pass_k(summary: Mapping[str, Any]) -> Any:
