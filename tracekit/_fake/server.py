@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 from collections.abc import Callable
 from functools import partial
-from types import TracebackType
 
 import orjson
 from aiohttp import web
@@ -22,13 +20,14 @@ from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
+from tracekit.loop_thread import LoopThread, ThreadServed
 
 ROUTES: dict[str, Provider] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
 HEALTH_PATH = "/_tracekit/health"
 SERVER_HEADER = "tracekit-fake-upstream"
 
 
-class FakeUpstream:
+class FakeUpstream(ThreadServed):
     """A scripted fake of the Anthropic Messages and OpenAI Chat Completions APIs on loopback.
 
     Serves ``POST /v1/messages``, ``POST /v1/chat/completions`` and ``GET /_tracekit/health``. Every request
@@ -52,8 +51,7 @@ class FakeUpstream:
         self._port: int | None = None
         self._ids = FakeIds()
         self._runner: web.AppRunner | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
 
     # -- addresses ---------------------------------------------------------------------------------------
 
@@ -123,12 +121,9 @@ class FakeUpstream:
         """Start serving from a background thread with its own event loop; returns when bound."""
         if self._thread is not None:
             raise RuntimeError("the fake upstream is already started")
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_run_loop, args=(loop,), name="tracekit-fake-upstream", daemon=True)
-        thread.start()
-        self._loop, self._thread = loop, thread
+        self._thread = LoopThread("tracekit-fake-upstream")
         try:
-            asyncio.run_coroutine_threadsafe(self.astart(), loop).result(timeout=10)
+            self._thread.run(self.astart(), timeout=10)
         except BaseException:
             self.close()
             raise
@@ -136,23 +131,9 @@ class FakeUpstream:
 
     def close(self) -> None:
         """Stop serving and join the background thread."""
-        loop, thread = self._loop, self._thread
-        self._loop = self._thread = None
-        if loop is None or thread is None:
-            return
-        try:
-            asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout=10)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=10)
-
-    def __enter__(self) -> FakeUpstream:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.stop(self.aclose(), timeout=10)
 
     # -- handlers ------------------------------------------------------------------------------------------
 
@@ -300,11 +281,3 @@ def _cut(request: web.Request, response: web.StreamResponse) -> web.StreamRespon
     if request.transport is not None:
         request.transport.close()
     return response
-
-
-def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()

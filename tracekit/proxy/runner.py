@@ -19,13 +19,12 @@ import ipaddress
 import logging
 import socket
 import sys
-import threading
 from collections.abc import Callable
-from types import TracebackType
 
 from aiohttp import web
 
 from tracekit.errors import TracekitError
+from tracekit.loop_thread import LoopThread, ThreadServed
 from tracekit.proxy.server import Proxy, ProxyConfig
 from tracekit.shutdown import stop_on_signals
 
@@ -122,7 +121,7 @@ def announce_to_stdout(mode: str) -> Callable[[str], None]:
     return announce
 
 
-class RunningProxy:
+class RunningProxy(ThreadServed):
     """A proxy serving from a background thread (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -130,51 +129,23 @@ class RunningProxy:
         self.host = host
         self.port = port
         self.url = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
         self._runner: web.AppRunner | None = None
 
     def start(self) -> RunningProxy:
         """Start serving; returns once the port is bound."""
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_run_loop, args=(loop,), name="tracekit-proxy", daemon=True)
-        thread.start()
-        self._loop, self._thread = loop, thread
-        self._runner, self.url = asyncio.run_coroutine_threadsafe(start(self.proxy, self.host, self.port), loop).result(
-            timeout=10
-        )
+        self._thread = LoopThread("tracekit-proxy")
+        self._runner, self.url = self._thread.run(start(self.proxy, self.host, self.port), timeout=10)
         return self
 
     def close(self) -> None:
         """Stop serving, finish writing the traces, join the thread."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        self._loop = self._thread = self._runner = None
-        if loop is None or thread is None:
-            return
-        try:
-            if runner is not None:
-                asyncio.run_coroutine_threadsafe(stop(self.proxy, runner), loop).result(timeout=SHUTDOWN_GRACE + 10)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=10)
+        thread, runner = self._thread, self._runner
+        self._thread = self._runner = None
+        if thread is not None:
+            thread.stop(stop(self.proxy, runner) if runner is not None else None, timeout=SHUTDOWN_GRACE + 10)
 
     @property
     def openai_url(self) -> str:
         """``url + "/v1"``: the openai SDK's ``base_url``."""
         return self.url + "/v1"
-
-    def __enter__(self) -> RunningProxy:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-
-def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()
