@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
@@ -44,16 +45,16 @@ class LoopThread:
             self.thread.join(timeout=10)
 
 
-class ThreadServed:
+class ThreadServed(ABC):
     """``with`` support for a server that has ``start()`` (returning itself) and ``close()``."""
 
+    @abstractmethod
     def start(self: _Served) -> _Served:
         """Start serving; returns once the server accepts connections."""
-        raise NotImplementedError
 
+    @abstractmethod
     def close(self) -> None:
         """Stop serving."""
-        raise NotImplementedError
 
     def __enter__(self: _Served) -> _Served:
         return self.start()

@@ -80,14 +80,12 @@ def new_header(trace_id: str, source: str, **fields: Any) -> Header:
 def check_case_id(case_id: str | None, cases_dir: str | Path | None) -> None:
     """Raise ``ImportFormatError`` when ``case_id`` is not a case of the library in ``cases_dir``.
 
-    Without ``cases_dir`` (or without the case library module) the id is taken as given.
+    Without ``cases_dir`` the id is taken as given.
     """
     if case_id is None or cases_dir is None:
         return
-    try:
-        from tracekit.cases.loader import collect_library
-    except ImportError:  # pragma: no cover - the case library is optional at import time
-        return
+    from tracekit.cases.loader import collect_library
+
     library, _problems = collect_library(cases_dir)
     known = sorted(library.cases)
     if case_id not in known:

@@ -102,12 +102,9 @@ def load_intercept_config(path: str | Path) -> InterceptConfig:
     else:
         raw = safe_load_yaml(text, str(path), CaseError)
     if isinstance(raw, Mapping) and "id" in raw and "input" in raw and path.suffix != ".json":
-        try:
-            from tracekit.cases.loader import load_case
-        except ImportError:  # pragma: no cover - the case package is part of tracekit
-            pass
-        else:
-            return config_from(load_case(path), str(path))
+        from tracekit.cases.loader import load_case
+
+        return config_from(load_case(path), str(path))
     return config_from(raw, str(path))
 
 

@@ -9,22 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-try:
-    import jiter
-except ImportError:  # pragma: no cover - jiter ships with the anthropic SDK
-    jiter = None  # type: ignore[assignment]
+import jiter
 
 
 def parse_partial_json(text: str) -> Any:
     """The value of a possibly truncated JSON document; the raw ``text`` when it cannot be parsed."""
-    if jiter is not None:
-        try:
-            return jiter.from_json(text.encode("utf-8"), partial_mode=True)
-        except ValueError:
-            return text
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return jiter.from_json(text.encode("utf-8"), partial_mode=True)
+    except ValueError:
         return text

@@ -8,6 +8,7 @@ header so the proxy files every request of a job under one trace.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -54,7 +55,7 @@ class ModelClient(Protocol):
         """The model's reply to ``messages`` (Anthropic form) with ``tools`` offered."""
 
 
-class _SDKModelClient(Generic[_SDK]):
+class _SDKModelClient(ABC, Generic[_SDK]):
     """What both clients share: the model name and an SDK client that sends the run's session header."""
 
     def __init__(
@@ -67,9 +68,9 @@ class _SDKModelClient(Generic[_SDK]):
             base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
         )
 
+    @abstractmethod
     def _connect(self, **options: Any) -> _SDK:
         """The SDK client made with ``options`` (the SDK is imported here, only when a client is made)."""
-        raise NotImplementedError
 
 
 class AnthropicModelClient(_SDKModelClient["anthropic.Anthropic"]):
