@@ -2,7 +2,7 @@
 
 Both SDKs parse a growing ``input_json_delta`` / ``arguments`` buffer with ``jiter.from_json(...,
 partial_mode=True)``: a cut-off document gives the complete part (unfinished strings dropped). jiter is
-a dependency of both the anthropic and the openai SDK; without it only complete JSON is parsed.
+a dependency of both SDKs and of tracekit itself.
 """
 
 from __future__ import annotations
