@@ -28,7 +28,7 @@ DIMENSIONS = {
 INTRO = """\
 # The case library
 
-Every test case of the seeds (`/work/shared/seeds/`, Chinese specifications), one YAML file each, under
+Every test case of the seeds (`../shared/seeds/` from the repository root, Chinese specifications), one YAML file each, under
 the ids of DESIGN.md's contracts. Validate with `tracekit cases validate cases`; list with
 `tracekit cases list [--json]`; print the JSON Schema for your editor with `tracekit cases schema`.
 The Case model (`tracekit/cases/model.py`) is the authority on the format; unknown fields are errors.

@@ -1,4 +1,4 @@
-"""Detectors on the real tau-bench airline trajectories (/work/shared/data, skipped when absent).
+"""Detectors on the real tau-bench airline trajectories (../shared/data from the repository root, skipped when absent).
 
 The expected sets are computed here from the raw JSON, independently of tracekit's graph and
 detectors, straight from DESIGN.md's definitions: a call is its function name plus its parsed arguments
@@ -18,7 +18,7 @@ from tracekit.analyze import AnalyzeSettings, build_results
 from tracekit.importers import import_tau_bench, write_traces
 from tracekit.trace import trace_files
 
-RAW = Path("/work/shared/data/tau-bench/gpt-4o-airline.json")
+RAW = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 
 pytestmark = pytest.mark.skipif(not RAW.exists(), reason="shared tau-bench file absent")
 

@@ -14,7 +14,7 @@ from tracekit.errors import CaseError
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "cases" / "tools"
 
-#: Every tool name the seeds mention (grep of /work/shared/seeds/*.txt), plus seed 003's registry.
+#: Every tool name the seeds mention (grep of ../shared/seeds/*.txt), plus seed 003's registry.
 SEED_TOOLS = {
     "search_flights", "search_hotels", "web_search", "maps_weather", "maps_text_search", "maps_around_search",
     "maps_direction_transit_integrated_by_address", "compute_google_maps_routes",

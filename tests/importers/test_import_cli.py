@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tracekit.cli.main import cli
 
-REAL = Path("/work/shared/data/tau-bench/gpt-4o-airline.json")
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 
 
 def test_anthropic_messages(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from importer_support import assert_refused_at, write_json
 from tracekit.importers import import_tau_bench, write_traces
 from tracekit.trace import ToolResult, load_trace, trace_files
 
-REAL = Path("/work/shared/data/tau-bench/gpt-4o-airline.json")
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="shared tau-bench file absent")

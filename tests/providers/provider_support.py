@@ -12,7 +12,7 @@ import httpx2
 import openai
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "providers"
-CAPTURES = Path("/work/shared/data/anthropic-sse")
+CAPTURES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "anthropic-sse"
 
 
 def _client_transport(data: bytes) -> httpx2.Client:

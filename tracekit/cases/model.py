@@ -43,7 +43,7 @@ class _Strict(BaseModel):
 
 
 class SeedRef(_Strict):
-    """Where a case comes from in the seed specifications (``/work/shared/seeds``)."""
+    """Where a case comes from in the seed specifications (``../shared/seeds`` beside the repository)."""
 
     file: str = Field(description="Seed file name, e.g. '000_649a87b897009fb0.txt'.")
     section: str = Field(description="Seed section title (Chinese), e.g. '参数构造准确率'.")
