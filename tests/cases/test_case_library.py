@@ -10,7 +10,7 @@ import pytest
 
 from tracekit.cases.lint import image_path, lint_library
 from tracekit.cases.loader import CaseLibrary, collect_library
-from tracekit.cases.schema_check import check_value, property_schema
+from tracekit.cases.tool_schema import check_value, property_schema
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
 

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from tracekit.cases.catalog import Catalog, MockResponse, ToolSpec, load_catalog
-from tracekit.cases.schema_check import check_value
+from tracekit.cases.tool_schema import check_value
 from tracekit.errors import CaseError
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "cases" / "tools"

@@ -89,7 +89,7 @@ def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[
     earlier = [other for other in run.graph.nodes if other.index != node.index and other.returned_before(node)]
     ok, reasons = True, []
     for name, matcher in expected.args.items():
-        from tracekit.cases.schema_check import property_schema
+        from tracekit.cases.tool_schema import property_schema
 
         context = MatchContext(
             now=run.case.context.now,

@@ -64,7 +64,7 @@ def parameter_problems(run: CaseRun, node: CallNode) -> list[str]:
         problems.append(f"the call failed: {text[:80]!r}")
     catalog = run.catalog
     if catalog is not None and node.tool in catalog:
-        from tracekit.cases.schema_check import check_value
+        from tracekit.cases.tool_schema import check_value
 
         problems += check_value(catalog[node.tool].input_schema, node.arguments)
     expected = [call for call in run.case.expect.calls if node.tool in call.tools and call.args]

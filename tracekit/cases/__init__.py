@@ -1,33 +1,54 @@
-"""The case library: the Case model, safe YAML loading, lints, relative dates and the tool catalog."""
+"""The case library: the Case model, safe YAML loading, lints, relative dates and the tool catalog.
 
-from tracekit.cases.catalog import Catalog, MockResponse, Suitability, ToolFamily, ToolSpec, load_catalog
+The Case model is assembled from one module per concept: ``context`` (provenance, context, input),
+``injections`` (intercepts, mocks, transport faults), ``matchers`` (expected calls and argument matchers),
+``tiers``, ``expect`` (the machine checks), ``scoring`` (criteria, judge, skill groups) and ``model``
+(the Case itself). Every public name is importable from here.
+"""
+
+from tracekit.cases.base import CASE_ID_PATTERN, NO_TOOL, SECTION_ORDER, Dimension, StrictModel
+from tracekit.cases.catalog import (
+    Catalog,
+    MockResponse,
+    Suitability,
+    ToolFamily,
+    ToolSpec,
+    load_catalog,
+    load_catalog_into,
+)
+from tracekit.cases.context import CaseInput, Context, ImageRef, SeedRef, SimulatedUser
 from tracekit.cases.dates import DateError, DateSpan, parse_date_value, resolve_date
-from tracekit.cases.lint import lint_library
-from tracekit.cases.loader import CaseEntry, CaseLibrary, collect_library, load_case, load_cases
-from tracekit.cases.model import (
-    ArgMatcher,
-    Case,
-    CaseInput,
-    Context,
-    Criteria,
-    Expect,
-    ExpectedCall,
+from tracekit.cases.expect import AnswerCheck, CallOrder, DataFlow, Expect, OrderMode, Recovery, RecoveryMode
+from tracekit.cases.injections import (
     Fault,
+    HttpErrorFault,
+    InjectedResult,
     Intercept,
-    Judge,
+    LatencyFault,
     MockedCall,
-    SkillGroup,
-    Skills,
-    Tiers,
+    StreamCutFault,
+    StreamErrorFault,
     ToolIntercept,
     ToolMock,
-    ToolTiers,
 )
-from tracekit.cases.schema_check import check_value
+from tracekit.cases.lint import lint_library
+from tracekit.cases.loader import CaseEntry, CaseLibrary, case_files, collect_library, load_case, load_cases
+from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NumberRange, OutputRef
+from tracekit.cases.model import Case
+from tracekit.cases.scoring import Criteria, Judge, Scoring, SkillGroup, Skills
+from tracekit.cases.tiers import Bound, Tiers, ToolTiers
+from tracekit.cases.tool_schema import check_value, property_schema
 from tracekit.cases.yaml_source import Problem
 
 __all__ = [
+    "CASE_ID_PATTERN",
+    "MATCHER_NAMES",
+    "NO_TOOL",
+    "SECTION_ORDER",
+    "AnswerCheck",
     "ArgMatcher",
+    "Bound",
+    "CallOrder",
     "Case",
     "CaseEntry",
     "CaseInput",
@@ -35,18 +56,35 @@ __all__ = [
     "Catalog",
     "Context",
     "Criteria",
+    "DataFlow",
     "DateError",
     "DateSpan",
+    "Dimension",
     "Expect",
     "ExpectedCall",
     "Fault",
+    "HttpErrorFault",
+    "ImageRef",
+    "InjectedResult",
     "Intercept",
     "Judge",
+    "LatencyFault",
     "MockResponse",
     "MockedCall",
+    "NumberRange",
+    "OrderMode",
+    "OutputRef",
     "Problem",
+    "Recovery",
+    "RecoveryMode",
+    "Scoring",
+    "SeedRef",
+    "SimulatedUser",
     "SkillGroup",
     "Skills",
+    "StreamCutFault",
+    "StreamErrorFault",
+    "StrictModel",
     "Suitability",
     "Tiers",
     "ToolFamily",
@@ -54,12 +92,15 @@ __all__ = [
     "ToolMock",
     "ToolSpec",
     "ToolTiers",
+    "case_files",
     "check_value",
     "collect_library",
     "lint_library",
     "load_case",
     "load_cases",
     "load_catalog",
+    "load_catalog_into",
     "parse_date_value",
+    "property_schema",
     "resolve_date",
 ]

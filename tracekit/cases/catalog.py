@@ -32,7 +32,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from tracekit.cases.base import StrictModel
+from tracekit.cases.yaml_source import Problem, display_path, problems_error, read_yaml, validate_document
+from tracekit.errors import CaseError
 
 ToolKind = Literal["lookup", "search", "detail", "action"]
 Region = Literal["mainland", "abroad", "global"]
@@ -41,11 +45,7 @@ Region = Literal["mainland", "abroad", "global"]
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Suitability(_Strict):
+class Suitability(StrictModel):
     """Seed 003's TOOL_SUITABILITY entry: what a tool is best / acceptable / wrong for (verbatim)."""
 
     best_for: list[str] = Field(default_factory=list, description="Tasks this tool is the best choice for.")
@@ -53,7 +53,7 @@ class Suitability(_Strict):
     wrong_for: list[str] = Field(default_factory=list, description="Tasks it is the wrong choice for.")
 
 
-class MockResponse(_Strict):
+class MockResponse(StrictModel):
     """A deterministic result of a tool. The first mock whose ``params_match`` is contained in the call's
     input answers; a mock without ``params_match`` answers any other call."""
 
@@ -81,7 +81,7 @@ class MockResponse(_Strict):
         return all(key in params and _same(params[key], value) for key, value in self.params_match.items())
 
 
-class ToolSpec(_Strict):
+class ToolSpec(StrictModel):
     """One tool: what the model sees (name, description, input_schema) plus analyzer metadata."""
 
     name: str = Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$", description="Tool name as the model calls it.")
@@ -128,7 +128,7 @@ class ToolSpec(_Strict):
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
-class ToolFamily(_Strict):
+class ToolFamily(StrictModel):
     """One catalog file: a family of tools from one provider (Amap, beike, ...)."""
 
     family: str = Field(description="Family name, usually the file's stem.")
@@ -176,9 +176,30 @@ class Catalog(Mapping[str, ToolSpec]):
 
 def load_catalog(directory: str | Path) -> Catalog:
     """Load every ``*.yaml`` of a tool catalog directory. Errors are CaseError naming file, line, field."""
-    from tracekit.cases.loader import load_catalog_dir
+    catalog = Catalog()
+    problems = load_catalog_into(Path(directory), catalog)
+    if problems:
+        raise problems_error(problems)
+    return catalog
 
-    return load_catalog_dir(Path(directory))
+
+def load_catalog_into(directory: Path, catalog: Catalog) -> list[Problem]:
+    """Add every tool of the ``*.yaml`` files of ``directory`` to ``catalog``; the problems found on the way."""
+    problems: list[Problem] = []
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            document = read_yaml(path)
+            family = validate_document(document, ToolFamily)
+        except CaseError as exc:
+            problems += getattr(exc, "problems", [Problem(display_path(path), None, None, str(exc))])
+            continue
+        for index, tool in enumerate(family.tools):
+            try:
+                catalog.add(tool, path)
+            except ValueError as exc:
+                line, field_path = document.line_of(("tools", index, "name"))
+                problems.append(Problem(document.name, line, field_path, str(exc)))
+    return problems
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from tracekit.cases.dates import DateError, resolve_date
 from tracekit.cases.loader import CaseEntry, CaseLibrary
 from tracekit.cases.model import NO_TOOL, ArgMatcher, Case, Expect, ExpectedCall
-from tracekit.cases.schema_check import check_value, property_schema
+from tracekit.cases.tool_schema import check_value, property_schema
 from tracekit.cases.yaml_source import Problem
 
 #: Folder name -> dimension of the cases it holds.

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tracekit.cases.catalog import Catalog, ToolFamily
+from tracekit.cases.catalog import Catalog, load_catalog_into
 from tracekit.cases.model import Case
 from tracekit.cases.yaml_source import (
     Problem,
@@ -121,7 +121,7 @@ def collect_library(root: str | Path) -> tuple[CaseLibrary, list[Problem]]:
         return library, [Problem(display_path(root), None, None, "no such file or directory")]
     library.catalog_dir = find_library_dir(root, "tools")
     if library.catalog_dir is not None:
-        problems += _load_catalog_into(library.catalog_dir, library.catalog)
+        problems += load_catalog_into(library.catalog_dir, library.catalog)
     library.skills_dir = find_library_dir(root, "skills")
     if library.skills_dir is not None:
         library.skills = {path.stem: path.read_text(encoding="utf-8") for path in library.skills_dir.glob("*.md")}
@@ -140,30 +140,3 @@ def load_cases(root: str | Path = "cases") -> CaseLibrary:
     if problems:
         raise problems_error(problems)
     return library
-
-
-def load_catalog_dir(directory: Path) -> Catalog:
-    """The tool catalog of one directory; raises CaseError listing every problem."""
-    catalog = Catalog()
-    problems = _load_catalog_into(directory, catalog)
-    if problems:
-        raise problems_error(problems)
-    return catalog
-
-
-def _load_catalog_into(directory: Path, catalog: Catalog) -> list[Problem]:
-    problems: list[Problem] = []
-    for path in sorted(directory.glob("*.yaml")):
-        try:
-            document = read_yaml(path)
-            family = validate_document(document, ToolFamily)
-        except CaseError as exc:
-            problems += getattr(exc, "problems", [Problem(display_path(path), None, None, str(exc))])
-            continue
-        for index, tool in enumerate(family.tools):
-            try:
-                catalog.add(tool, path)
-            except ValueError as exc:
-                line, field_path = document.line_of(("tools", index, "name"))
-                problems.append(Problem(document.name, line, field_path, str(exc)))
-    return problems

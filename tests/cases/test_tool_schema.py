@@ -1,4 +1,4 @@
-"""The JSON Schema subset used to check expected arguments against tool schemas."""
+"""Tool inputs checked against tool schemas (jsonschema), worded as lints and scores show them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tracekit.cases.schema_check import check_value, property_schema
+from tracekit.cases.tool_schema import check_value, property_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
