@@ -8,6 +8,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── CaseError             a case file that breaks the schema (file, line, field)
      ├── ImportFormatError     a transcript an importer cannot read
      ├── ScriptError           a fake-upstream script that cannot be used
+     ├── ModelClientError      a model name no client can serve (tracekit.clients)
      └── ReplayMiss            a request with no matching recording
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
@@ -39,3 +40,8 @@ class ReplayMiss(TracekitError):
 
 class ScriptError(TracekitError):
     """A fake-upstream script that cannot be used; the message names the file, the entry (and line) and the field."""
+
+
+class ModelClientError(TracekitError):
+    """A model name that resolves to no usable client: a registered client that refuses the name, or an
+    entry point of ``tracekit.model_clients`` that cannot be loaded; the message names the model and what to do."""
