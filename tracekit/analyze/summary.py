@@ -12,7 +12,7 @@ comparison). It holds:
   traces whose recovery was untested;
 - seed 004's section rates for C4 (循环检测率, 死锁恢复率, 过早放弃率, 放弃合理性);
 - ``reliability`` (null without verdicts): pass^k per task and its mean for k = 1 .. the most decided
-  repeats of a task, and the flaky tasks (``tracekit.runner.reliability``). A task is a case in one group
+  repeats of a task, and the flaky tasks (``tracekit.analyze.reliability``). A task is a case in one group
   of one *run* (``run``: what made the trace, from its header, e.g. ``run:scripted:reference``), so two
   runs of a case library are never taken for repeats of each other;
 - ``runs``: one row per run: its traces, verdict counts (overall and per dimension), pass rate, mean
@@ -211,12 +211,12 @@ class Summary:
 def ab_comparison(rows: list[Row]) -> dict[str, Any] | None:
     """Group A vs Group B over the cases both groups ran, paired within each run (repeats averaged per case).
 
-    The pairs and which group did better come from ``tracekit.runner.reliability.paired_groups`` with only
+    The pairs and which group did better come from ``tracekit.analyze.reliability.paired_groups`` with only
     ``pass`` counted as a pass; ``better`` is ``undecided`` when a group has no decided verdict."""
-    from tracekit.runner.reliability import paired_groups
+    from tracekit.analyze.reliability import paired_groups
 
     paired_rows = [row for row in rows if row.group in ("A", "B")]
-    pairs = paired_groups(_trials(paired_rows), passed=("pass",))
+    pairs = paired_groups(_trials(paired_rows))
     if not pairs:
         return None
     by_task: dict[tuple[str | None, str, str | None], list[Row]] = defaultdict(list)
@@ -248,15 +248,15 @@ def ab_comparison(rows: list[Row]) -> dict[str, Any] | None:
 
 
 def _reliability(rows: list[Row]) -> dict[str, Any]:
-    """pass^k for k = 1 .. the most decided repeats of a task (``tracekit.runner.reliability``; imported only
+    """pass^k for k = 1 .. the most decided repeats of a task (``tracekit.analyze.reliability``; imported only
     when traces are bound to cases, so that plain analysis starts fast)."""
-    from tracekit.runner.reliability import reliability_summary
+    from tracekit.analyze.reliability import reliability_summary
 
     return reliability_summary(_trials(rows), ks=None)
 
 
 def _trials(rows: Iterable[Row]) -> list[dict[str, Any]]:
-    """Rows as the trials ``tracekit.runner.reliability`` reads."""
+    """Rows as the trials ``tracekit.analyze.reliability`` reads."""
     return [{"run": row.run, "case_id": row.case_id, "group": row.group, "repeat": row.repeat, "verdict": row.result}
             for row in rows]  # fmt: skip
 

@@ -3,7 +3,7 @@ against a baseline (an earlier results JSON).
 
 Groups are compared within a run (``Run.run_name``: one model or policy over the case library): with a
 reference and a flawed run of the same cases in one report, A of one run is never paired with B of the
-other. Which cases ran in both groups comes from ``tracekit.runner.reliability.paired_groups``.
+other. Which cases ran in both groups comes from ``tracekit.analyze.reliability.paired_groups``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class GroupComparison:
 def compare_groups(runs: Iterable[Run]) -> GroupComparison | None:
     """Compare the first two groups (by name; normally A and B) on the cases both ran in the same run;
     None when there are fewer than two groups or no case in common."""
-    from tracekit.runner.reliability import paired_groups
+    from tracekit.analyze.reliability import paired_groups
 
     bound = [run for run in runs if run.case_id is not None and run.group]
     groups = sorted({run.group for run in bound if run.group})

@@ -1,5 +1,5 @@
 """Counting traces for the index: verdicts by dimension and category and by run, findings and failure modes
-by kind, and pass^k over repeats (computed by ``tracekit.runner.reliability``, the one implementation)."""
+by kind, and pass^k over repeats (computed by ``tracekit.analyze.reliability``, the one implementation)."""
 
 from __future__ import annotations
 
@@ -152,9 +152,9 @@ def pass_hat_k(runs: Iterable[Run], successes: tuple[str, ...] = PASSING) -> lis
     tasks, never two repeats of one. For a task with n judged repeats of which c succeeded, the unbiased
     estimate of "k repeats all succeed" is C(c, k) / C(n, k); pass^k is its mean over the tasks with
     n >= k (the estimator of the tau-bench paper, Yao et al., 2024, section 5; computed by
-    ``tracekit.runner.reliability.reliability_summary``).
+    ``tracekit.analyze.reliability.reliability_summary``).
     """
-    from tracekit.runner.reliability import reliability_summary
+    from tracekit.analyze.reliability import reliability_summary
 
     bound = [run for run in runs if run.case_id is not None and run.result is not None]
     trials = [_trial(run) for run in bound]

@@ -14,7 +14,7 @@ from typing import Any
 
 from tracekit.cases.loader import CaseLibrary
 from tracekit.runner.jobs import Job
-from tracekit.runner.reliability import paired_groups, reliability_summary
+from tracekit.analyze.reliability import paired_groups, reliability_summary
 
 
 def trial_verdicts(jobs: Iterable[Job], out_dir: Path, library: CaseLibrary) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Reliability over repeats: pass^k per case, and which cases are flaky.
+"""Reliability over repeats and the Group A vs B pairing: pass^k per task, flaky tasks, which group did better.
 
 pass^k is the chance that k independent trials of a case *all* pass (tau-bench, Yao et al. 2024,
 arXiv:2406.12045, section 5). From n trials with c passes the unbiased estimator is
@@ -6,14 +6,27 @@ arXiv:2406.12045, section 5). From n trials with c passes the unbiased estimator
 pass^k counterpart of the pass@k estimator ``1 - C(n-c, k) / C(n, k)`` of Chen et al. 2021
 (arXiv:2107.03374).
 
-What counts as a pass is the caller's choice (``passed=("pass", "acceptable")`` by default): a verdict of
-``pending`` (no judge verdict yet) is neither a pass nor a failure, so pending trials are left out of n.
-
 A task is a case in one skill group of one *run* (``run``: what made the traces, e.g.
 ``run:scripted:reference``; None when the trials do not say): trials of the same task with different
-repeats are its repeats, and two runs of a case library are never pooled into one task. This module is
-the one implementation of pass^k and of the Group A vs B pairing; ``tracekit run``'s summary, the analyze
-JSON's summary and the reports all use it.
+repeats are its repeats, and two runs of a case library are never pooled into one task. A verdict of
+``pending`` (no judge verdict yet) is neither a pass nor a failure: pending trials are left out of n.
+
+What counts as a pass (the one rule, used by the analyze JSON, the reports and ``tracekit run``):
+
+- **pass^k** (``PASSING``): ``pass`` or ``acceptable``. pass^k asks whether the task gets *done* every
+  time; an acceptable verdict did the task (the seeds' middle tier: a slower or second-best way), as
+  ``--fail-on fail``, JUnit and the pytest plugin also treat it.
+- **Group A vs B** (``AB_PASSING``): ``pass`` only. The comparison's figures are pass rates
+  (``pass_rate``, ``pass_rate_delta`` in the analyze JSON, "pass" columns in the reports) and ``better``
+  follows them. A skill group exists to move the agent to the best behaviour: seed 003 scores tool choice
+  in three tiers because "能用但低效" (usable but wasteful) is not the right choice ("能完成任务 ≠
+  选对了工具"), and the Q3 tiers make ``acceptable`` the verdict of too many steps or tokens, so a skill that
+  turns acceptable into pass must show as better. ``pass_or_acceptable_rate`` stays beside it so an
+  acceptable -> fail move is still visible. (Before this rule the HTML report ranked acceptable as half a
+  pass when it listed the cases that changed, and disagreed with the JSON's ``better``.)
+
+This module is the one implementation of pass^k and of the pairing; ``tracekit.analyze.summary`` builds
+the JSON's statistics from it and every other reader shows those.
 """
 
 from __future__ import annotations
@@ -23,8 +36,10 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
-#: Verdicts counted as a passing trial unless told otherwise.
+#: Verdicts counted as a passing trial for pass^k (and unless told otherwise).
 PASSING = ("pass", "acceptable")
+#: Verdicts counted as a pass when Group A is compared with Group B.
+AB_PASSING = ("pass",)
 #: Verdicts counted as a failing trial.
 FAILING = ("fail",)
 #: Verdicts that decide a trial (the others, e.g. ``pending``, are left out of n).
@@ -156,10 +171,12 @@ def reliability_summary(
     }
 
 
-def paired_groups(trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = PASSING) -> list[dict[str, Any]]:
+def paired_groups(
+    trials: Iterable[Mapping[str, Any]], passed: Iterable[str] = AB_PASSING
+) -> list[dict[str, Any]]:
     """Group A vs Group B on the same cases, within each run: for each (run, case) run in both groups, each
-    group's passes out of decided trials, and which group did better (``"A"``, ``"B"`` or ``"tie"``; None
-    when a group has no decided trial)."""
+    group's passes (``AB_PASSING`` unless told otherwise) out of decided trials, and which group did better
+    (``"A"``, ``"B"`` or ``"tie"``; None when a group has no decided trial)."""
     by_case: dict[tuple[str | None, str], dict[str | None, CaseReliability]] = {}
     for case in case_reliability(trials, passed):
         by_case.setdefault((case.run, case.case_id), {})[case.group] = case

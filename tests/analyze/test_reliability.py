@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracekit.runner.reliability import case_reliability, paired_groups, pass_hat_k, reliability_summary
+from tracekit.analyze.reliability import (
+    AB_PASSING,
+    PASSING,
+    case_reliability,
+    paired_groups,
+    pass_hat_k,
+    reliability_summary,
+)
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=8), st.integers(min_value=1, max_value=8))
@@ -101,3 +108,13 @@ def test_groups_are_paired_within_a_run() -> None:
             *trials("B2-TS-02", "A", ["fail"], "r1"), *trials("B2-TS-02", "B", ["pass"], "r1")]
     pairs = paired_groups(runs)
     assert [(pair["run"], pair["case_id"], pair["better"]) for pair in pairs] == [("r1", "B2-TS-02", "B")]
+
+
+def test_ab_counts_pass_only_and_pass_k_counts_acceptable_too() -> None:
+    # The one rule: a skill that turns acceptable into pass is better (A/B); acceptable still did the task (pass^k).
+    runs = [*trials("Q3-ST-01", "A", ["acceptable"]), *trials("Q3-ST-01", "B", ["pass"]),
+            *trials("Q3-ST-02", "A", ["acceptable"]), *trials("Q3-ST-02", "B", ["fail"])]
+    assert (AB_PASSING, PASSING) == (("pass",), ("pass", "acceptable"))
+    better = {pair["case_id"]: pair["better"] for pair in paired_groups(runs)}
+    assert better == {"Q3-ST-01": "B", "Q3-ST-02": "tie"}
+    assert reliability_summary(runs, ks=[1])["mean_pass^k"]["1"] == 0.75
