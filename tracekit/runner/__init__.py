@@ -2,11 +2,10 @@
 
 - ``run_agent``: the reference agent (a tool-use loop on the official SDK) on ``AgentStart``.
 - ``run_job`` / ``run_jobs``: one (case, group, repeat) job, or a whole run, through the in-process proxy.
-- ``pass_hat_k`` / ``reliability_summary`` / ``paired_groups``: pass^k, flaky cases, Group A vs B.
 - ``tracekit.runner.policies``: the scripted policies of the offline demo.
 
-Names are imported on first use, so that ``tracekit.runner.reliability`` (used by analysis) does not
-pull in the proxy and the SDKs.
+Names are imported on first use, so that importing one part does not pull in the proxy and the SDKs.
+(pass^k and the Group A vs B pairing live in ``tracekit.analyze.reliability``.)
 """
 
 from __future__ import annotations
@@ -31,10 +30,6 @@ _EXPORTS = {
     "plan_jobs": "jobs",
     "MockToolExecutor": "mock_tools",
     "ToolOutcome": "mock_tools",
-    "CaseReliability": "reliability",
-    "paired_groups": "reliability",
-    "pass_hat_k": "reliability",
-    "reliability_summary": "reliability",
     "RunReport": "run",
     "run_jobs": "run",
     "select_cases": "selection",
@@ -52,7 +47,6 @@ __all__ = [
     "AgentLimits",
     "AgentOutcome",
     "AgentStart",
-    "CaseReliability",
     "Job",
     "JobResult",
     "MockToolExecutor",
@@ -63,10 +57,7 @@ __all__ = [
     "agent_start",
     "completed_jobs",
     "initial_messages",
-    "paired_groups",
-    "pass_hat_k",
     "plan_jobs",
-    "reliability_summary",
     "run_agent",
     "run_job",
     "run_jobs",
