@@ -9,6 +9,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── ImportFormatError     a transcript an importer cannot read
      ├── ScriptError           a fake-upstream script that cannot be used
      ├── ModelClientError      a model name no client can serve (tracekit.clients)
+     ├── ResultsError          an analyze results JSON that cannot be read (file, field)
      └── ReplayMiss            a request with no matching recording
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
@@ -45,3 +46,7 @@ class ScriptError(TracekitError):
 class ModelClientError(TracekitError):
     """A model name that resolves to no usable client: a registered client that refuses the name, or an
     entry point of ``tracekit.model_clients`` that cannot be loaded; the message names the model and what to do."""
+
+
+class ResultsError(TracekitError):
+    """An analyze results JSON (or a baseline) that cannot be read; the message names the file and the field."""
