@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze import counts
+from tracekit.analyze.recovery import looks_empty, recovery_episodes
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
-    from tracekit.analyze.checks import Check
+    from tracekit.analyze.check import Check
     from tracekit.analyze.detectors import Finding
 
 FAILURE_TYPES = {
@@ -265,8 +266,6 @@ def _count_signal(run: CaseRun, name: str, check: Check, stuck: str) -> Signal |
 
 
 def _give_up_signals(run: CaseRun, failed: dict[str, Check]) -> list[Signal]:
-    from tracekit.analyze.recovery import recovery_episodes
-
     if "recovery" not in failed:
         return []
     signals = []
@@ -296,8 +295,6 @@ def _above(check: Check) -> bool:
 
 
 def _empty(text: str) -> bool:
-    from tracekit.analyze.recovery import looks_empty
-
     return looks_empty(text.strip())
 
 

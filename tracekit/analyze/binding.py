@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from tracekit.analyze import tokens
+
 if TYPE_CHECKING:
     from tracekit.analyze.graph import CallGraph, CallNode
-    from tracekit.analyze.tokens import TokenCount
     from tracekit.cases import Case, Catalog
     from tracekit.trace import Trace
 
@@ -55,14 +56,10 @@ class CaseRun:
     @cached_property
     def final_answer(self) -> str:
         """Text of the agent's last message after the history (empty when it never answered)."""
-        from tracekit.analyze.tokens import final_answer_message
-
-        message = final_answer_message(self.trace, self.history_messages)
+        message = tokens.final_answer_message(self.trace, self.history_messages)
         return message.text if message is not None else ""
 
     @cached_property
-    def answer_tokens(self) -> TokenCount:
+    def answer_tokens(self) -> tokens.TokenCount:
         """Output tokens of the final answer (provider usage, else tiktoken offline)."""
-        from tracekit.analyze.tokens import answer_tokens
-
-        return answer_tokens(self.trace, self.history_messages)
+        return tokens.answer_tokens(self.trace, self.history_messages)

@@ -3,75 +3,31 @@
 One function per kind of expectation; ``evaluate_expect`` runs those the case uses, in a fixed order.
 This module holds the checks on which calls were made and how (required and forbidden calls, asking
 the user, order, data flow); ``outcome_checks`` the counts, tiers, recovery and answer checks.
-A check's result is ``pass``, ``acceptable`` or ``fail``; ``pending`` when only the judge can settle it
-(a recovery by explanation); ``error`` when the judge's answer could not be used (never a pass: it leaves
-the verdict undecided, like ``pending``); ``untested`` (recovery expected but no failure happened) and
-``info`` (a note, e.g. parallel calls) never decide the verdict.
+The ``Check`` model and its results are in ``check`` (re-exported here).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze import counts
+from tracekit.analyze import counts, outcome_checks
+from tracekit.analyze.check import Check, CheckResult
 from tracekit.analyze.matchers import MISSING, MatchContext, argument_value, equal_values, match_argument
 from tracekit.analyze.values import values_at
+from tracekit.cases.tool_schema import property_schema
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
     from tracekit.analyze.graph import CallNode
     from tracekit.cases import ExpectedCall
 
-CheckResult = Literal["pass", "acceptable", "fail", "pending", "error", "untested", "info"]
-
 #: How a ``forbidden_calls`` note marks a seed 003 parameter rule (cases/traps/SCORING.md).
 PARAMETER_RULE_NOTE = "参数语义规则"
 
-#: Results that decide a verdict, worst last.
-GRADES: tuple[CheckResult, ...] = ("pass", "acceptable", "fail")
-#: Results that leave a verdict undecided (``pending``) unless another check fails.
-UNDECIDED: tuple[CheckResult, ...] = ("pending", "error")
-
-
-@dataclass
-class Check:
-    """One check of a case against a trace."""
-
-    name: str
-    """What was checked: ``calls[0]:search_flights``, ``forbidden_tools``, ``call_count``, ..."""
-    result: CheckResult
-    evidence: str
-    """What was seen, in a sentence."""
-    calls: list[int] = field(default_factory=list)
-    """Trace indexes of the calls the evidence refers to."""
-    expected: Any = None
-    actual: Any = None
-    failure_kind: str | None = None
-    """For judged checks: the seed 004 failure kind the judge saw (loop, deadlock, ...), if any."""
-    failure_condition: str | None = None
-    """For judged checks: the attribution condition (a row of ``attribution.CAUSES``), if known."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The check as listed in ``verdict.checks``."""
-        value: dict[str, Any] = {"check": self.name, "result": self.result, "evidence": self.evidence}
-        if self.calls:
-            value["calls"] = self.calls
-        if self.expected is not None:
-            value["expected"] = self.expected
-        if self.actual is not None:
-            value["actual"] = self.actual
-        if self.failure_kind is not None:
-            value["failure_kind"] = self.failure_kind
-        return value
-
-
 def evaluate_expect(run: CaseRun) -> list[Check]:
     """Every machine check the case's ``expect`` asks for."""
-    from tracekit.analyze import outcome_checks
-
     checks: list[Check] = []
     for evaluate in [*_CHECKS, *outcome_checks.CHECKS]:
         checks.extend(evaluate(run))
@@ -89,8 +45,6 @@ def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[
     earlier = [other for other in run.graph.nodes if other.index != node.index and other.returned_before(node)]
     ok, reasons = True, []
     for name, matcher in expected.args.items():
-        from tracekit.cases.tool_schema import property_schema
-
         context = MatchContext(
             now=run.case.context.now,
             param_schema=property_schema(schema, name) if schema else None,

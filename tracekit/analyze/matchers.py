@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.values import same_scalar, values_at
+from tracekit.cases.dates import DateError, parse_date_value, resolve_date
 from tracekit.trace.canonical import canonical_json
 
 if TYPE_CHECKING:
@@ -122,8 +123,6 @@ def _enum(expected: bool | list[Any], value: Any, context: MatchContext) -> Matc
 
 
 def _relative_date(phrase: str, value: Any, context: MatchContext) -> MatchResult:
-    from tracekit.cases.dates import DateError, parse_date_value, resolve_date
-
     try:
         span = resolve_date(phrase, context.now)
     except DateError as exc:

@@ -1,6 +1,6 @@
 """Outcome checks of a case: counts and their tiers, seed 003's tool tiers, recovery, the final answer.
 
-See ``checks`` for the ``Check`` model and the checks on the calls themselves.
+See ``check`` for the ``Check`` model and ``checks`` for the checks on the calls themselves.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from tracekit.analyze import counts
-from tracekit.analyze.checks import Check, CheckResult
+from tracekit.analyze.check import Check, CheckResult
+from tracekit.analyze.recovery import recovery_episodes
+from tracekit.analyze.selection import needs_a_tool, none_tier, tool_tier
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -87,7 +89,6 @@ def _tool_tiers(run: CaseRun) -> Iterator[Check]:
     tiers = run.case.expect.tool_tiers
     if tiers is None:
         return
-    from tracekit.analyze.selection import needs_a_tool, none_tier, tool_tier
 
     expected = tiers.model_dump()
     if not run.judged:
@@ -113,7 +114,6 @@ def _excused_wrong_calls(run: CaseRun) -> set[int]:
     recovery = run.case.expect.recovery
     if recovery is None or recovery.failing_tool is None:
         return set()
-    from tracekit.analyze.recovery import recovery_episodes
 
     allowed = run.case.expect.max_retries
     excused: set[int] = set()
@@ -128,7 +128,6 @@ def _recovery(run: CaseRun) -> Iterator[Check]:
     recovery = run.case.expect.recovery
     if recovery is None or not recovery.expected:
         return
-    from tracekit.analyze.recovery import recovery_episodes
 
     episodes = recovery_episodes(run, recovery.failing_tool)
     if not episodes:

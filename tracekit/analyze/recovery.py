@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tracekit.analyze import counts
+from tracekit.analyze.selection import tool_tier
+from tracekit.analyze.values import parse_result
+from tracekit.cases import ToolIntercept, ToolMock
+from tracekit.trace import content_text
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -137,8 +141,6 @@ def recovery_episodes(run: CaseRun, tool: str | None = None) -> list[Episode]:
 def _can_stand_in(run: CaseRun, failed: str, tool: str) -> bool:
     """A success of ``tool`` recovers from a failure of ``failed``: the same tool, or a fallback the case
     rates best or acceptable (cases/traps/SCORING.md)."""
-    from tracekit.analyze.selection import tool_tier
-
     return tool == failed or tool_tier(run, tool)[0] != "wrong"
 
 
@@ -148,9 +150,6 @@ def has_recovery_mechanism(episodes: list[Episode]) -> bool:
 
 
 def _injected_texts(run: CaseRun, tool: str) -> set[str]:
-    from tracekit.cases import ToolIntercept, ToolMock
-    from tracekit.trace import content_text
-
     texts = set()
     for intercept in run.case.intercepts:
         if isinstance(intercept, ToolIntercept) and tool in intercept.tools:
@@ -165,8 +164,6 @@ def _injected_texts(run: CaseRun, tool: str) -> set[str]:
 
 def looks_empty(text: str) -> bool:
     """A result with nothing in it (``{"total": 0, "items": []}``): a failure to recover from."""
-    from tracekit.analyze.values import parse_result
-
     value = parse_result(text)
     if not isinstance(value, dict):
         return False

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from tracekit.analyze.checks import call_matches, is_parameter_rule
 from tracekit.analyze.recovery import ERROR_PREFIXES, has_recovery_mechanism, recovery_episodes
 from tracekit.analyze.selection import TIER_POINTS, none_tier, tool_tier
+from tracekit.analyze.values import leaves
+from tracekit.cases.tool_schema import check_value
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -64,8 +66,6 @@ def parameter_problems(run: CaseRun, node: CallNode) -> list[str]:
         problems.append(f"the call failed: {text[:80]!r}")
     catalog = run.catalog
     if catalog is not None and node.tool in catalog:
-        from tracekit.cases.tool_schema import check_value
-
         problems += check_value(catalog[node.tool].input_schema, node.arguments)
     expected = [call for call in run.case.expect.calls if node.tool in call.tools and call.args]
     if expected:
@@ -219,6 +219,4 @@ def _injected(run: CaseRun, node: CallNode) -> bool:
 
 
 def _string_leaves(value: Any) -> list[str]:
-    from tracekit.analyze.values import leaves
-
     return [leaf for _, leaf in leaves(value) if isinstance(leaf, str)]

@@ -12,7 +12,7 @@ The judge plugs in through ``JudgeHook``: a function given the case run and the 
 the judged checks (``Check`` with ``failure_kind`` when the judge names a failure mode; a ``pending``
 check when it has no verdict), or None when it cannot judge at all. For cases that use the judge the
 verdict also shows its two parts (``parts``: the machine checks' result and the judge's, as
-``tracekit.judge.combined_verdict`` gives them) and where the judged part came from (``judge``).
+``tracekit.analyze.combine.combined_verdict`` gives them) and where the judged part came from (``judge``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.checks import GRADES, UNDECIDED, Check, evaluate_expect
+from tracekit.analyze.attribution import attribute
+from tracekit.analyze.check import GRADES, UNDECIDED, Check
+from tracekit.analyze.checks import evaluate_expect
+from tracekit.analyze.combine import combined_verdict
+from tracekit.analyze.scoring import efficiency_score, tool_use_score
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -72,9 +76,7 @@ def judge_state(needs_judge: bool, judged: list[Check] | None) -> str:
 def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str) -> dict[str, Any]:
     """``verdict.parts`` of a case that uses the judge: the automatic part (the machine checks alone; None
     when a judge-only case has no deciding machine check), the judged part, and the judge model and template
-    (``tracekit.judge.combined_verdict``; its result equals ``decide``'s)."""
-    from tracekit.judge import combined_verdict
-
+    (``combined_verdict``; its result equals ``decide``'s)."""
     machine_decides = any(check.result in GRADES or check.result in UNDECIDED for check in checks)
     auto = decide(checks, False, None) if machine_decides or scoring != "judge" else None
     judged_dict = judged[0].to_dict() if judged else None
@@ -86,9 +88,6 @@ def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str)
 
 def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> dict[str, Any]:
     """``traces[].verdict`` of the analyze JSON for a trace bound to a case."""
-    from tracekit.analyze.attribution import attribute
-    from tracekit.analyze.scoring import efficiency_score, tool_use_score
-
     checks = evaluate_expect(run)
     uses_judge = run.case.uses_judge
     if not any(check.result in GRADES or check.result in UNDECIDED for check in checks) and not uses_judge:

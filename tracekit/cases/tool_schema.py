@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.exceptions import SchemaError, UnknownType
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 #: Keyword ranks at one place of the value: the order its problems are reported in.
 _RANK = {
@@ -33,6 +33,11 @@ _Order = tuple[tuple[int, int], ...]
 
 def check_value(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
     """Every way ``value`` breaks ``schema``, as readable messages prefixed by the value's path."""
+    # jsonschema takes about 0.1 s to import: loaded on first use, so that importing the case package
+    # (every CLI command does) stays fast.
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import SchemaError, UnknownType
+
     try:
         validator = validators.validator_for(schema, default=Draft202012Validator)(schema)
         errors = list(validator.iter_errors(value))
