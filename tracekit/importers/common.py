@@ -130,3 +130,18 @@ def write_traces(traces: Iterable[ImportedTrace], out_dir: str | Path) -> list[P
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [write_trace(out / f"{trace.trace_id}{TRACE_SUFFIX}", trace.records) for trace in traces]
+
+
+def input_files(paths: Iterable[str | Path], suffixes: tuple[str, ...], problems: list[str]) -> list[Path]:
+    """Files named in ``paths``, and the files with one of ``suffixes`` in the folders named (recursively,
+    sorted); a path that does not exist goes to ``problems`` instead."""
+    found: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes)))
+        elif path.is_file():
+            found.append(path)
+        else:
+            problems.append(f"{path}: no such file or folder")
+    return found
