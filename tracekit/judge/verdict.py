@@ -14,13 +14,12 @@ from typing import Any, Literal
 
 import orjson
 
+from tracekit.analyze.combine import STRICTNESS
 from tracekit.judge.evidence import Evidence
 from tracekit.judge.prompt import FAILURE_KINDS, VERDICTS
 
 SampleResult = Literal["pass", "acceptable", "fail", "error"]
 
-#: Strictness order of verdicts, most lenient first.
-STRICTNESS: dict[str, int] = {"pass": 0, "acceptable": 1, "fail": 2}
 
 
 @dataclass(frozen=True)
