@@ -8,6 +8,7 @@ from tracekit.analyze.detectors import (  # noqa: F401  (each module registers i
     alternating_loop,
     order_violation,
     repeated_call,
+    repeated_text,
     retry_storm,
     ungrounded_argument,
     unused_output,

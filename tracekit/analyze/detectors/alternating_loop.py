@@ -3,28 +3,47 @@
 from __future__ import annotations
 
 from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
+from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, outcome, runs, windows
+from tracekit.analyze.graph import CallNode
+from tracekit.trace.canonical import canonical_json
 
 
-@detector("alternating_loop", min_period=2, max_period=4, min_repeats=2, error_from=3)
+@detector(
+    "alternating_loop", min_period=2, max_period=4, min_repeats=2, error_from=3, same_outcome=False,
+    **LOOP_WINDOW_DEFAULTS,
+)
 def alternating_loop(context: DetectorContext) -> list[Finding]:
     """A cycle of 2-4 calls, not all identical, repeated back to back with the same tool and arguments
     position by position. Calls of the same tools with different arguments (paging, iterating over
     results) never match.
 
     Options: ``min_period`` / ``max_period`` (cycle lengths), ``min_repeats`` (repetitions of the cycle
-    to flag), ``error_from`` (repetitions from which the finding is an error).
+    to flag), ``error_from`` (repetitions from which the finding is an error), ``same_outcome`` (each
+    call must also have returned what the same position returned in the cycle before), and the window
+    options of ``windows.py``.
     """
     options = context.options
     periods = range(int(options["min_period"]), int(options["max_period"]) + 1)
     min_repeats, error_from = int(options["min_repeats"]), int(options["error_from"])
-    nodes = context.graph.nodes
-    numbers: dict[str, int] = {}
-    keys = [numbers.setdefault(node.key, len(numbers)) for node in nodes]  # small ints compare fastest
+    same_outcome = bool(options.get("same_outcome"))
+    numbers: dict[object, int] = {}
+    findings: list[Finding] = []
+    for window in windows(context, context.graph.nodes):
+        for nodes in runs(context, window):
+            # small ints compare fastest
+            keys = [numbers.setdefault((n.key, outcome(n)) if same_outcome else n.key, len(numbers)) for n in nodes]
+            findings.extend(_loops(nodes, keys, periods, min_repeats, error_from, same_outcome))
+    return findings
+
+
+def _loops(
+    nodes: list[CallNode], keys: list[int], periods: range, min_repeats: int, error_from: int, same_outcome: bool
+) -> list[Finding]:
     findings: list[Finding] = []
     # A cycle repeats only if some call's key comes back within max_period calls; the tests below skip
     # the traces and starts where none does, which are most of them.
     prefilter = min_repeats > 1 and periods.start >= 1
-    if prefilter and len(numbers) == len(keys):
+    if prefilter and len(set(keys)) == len(keys):
         return findings
     start = 0
     while start < len(keys):
@@ -43,6 +62,7 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
             if len(set(tools)) < len(tools):  # same tool, other arguments: show them
                 tools = [f"{node.tool}({_short(node.arguments)})" for node in span[:period]]
             cycle = " → ".join(tools)
+            results = " and identical results" if same_outcome else ""
             findings.append(
                 Finding(
                     kind="alternating_loop",
@@ -50,8 +70,8 @@ def alternating_loop(context: DetectorContext) -> list[Finding]:
                     calls=judged,
                     context_calls=history,
                     message=(
-                        f"The cycle {cycle} ran {repeats} times in a row with identical arguments each time; "
-                        f"the results will not change, so stop the loop and work with what you have, try "
+                        f"The cycle {cycle} ran {repeats} times in a row with identical arguments{results} each "
+                        f"time; the results will not change, so stop the loop and work with what you have, try "
                         f"a different approach, or tell the user what is missing."
                     ),
                 )
@@ -79,7 +99,5 @@ def _cycle_at(keys: list[int], start: int, periods: range, min_repeats: int) -> 
 
 
 def _short(arguments: object, limit: int = 60) -> str:
-    from tracekit.trace.canonical import canonical_json
-
     text = canonical_json(arguments).decode()
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from tracekit.errors import TracekitError
+from tracekit.trace import content_text
 
 if TYPE_CHECKING:
     from tracekit.analyze.graph import CallGraph, CallNode
@@ -39,6 +40,9 @@ class Finding:
     """One or two sentences a person can act on."""
     context_calls: list[int] = field(default_factory=list)
     """History calls that take part in the pattern as context."""
+    messages: list[int] = field(default_factory=list)
+    """``message_index`` of the agent messages that form the pattern, for a pattern in the agent's text
+    (``repeated_text``) rather than in its calls."""
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as it appears in ``traces[].findings`` of the analyze JSON."""
@@ -46,6 +50,8 @@ class Finding:
                                  "message": self.message}
         if self.context_calls:
             value["context_calls"] = self.context_calls
+        if self.messages:
+            value["messages"] = self.messages
         return value
 
 
@@ -78,8 +84,6 @@ class DetectorContext:
     def message_texts(self) -> list[tuple[int, str]]:
         """(message_index, text) of the system prompts, then of the user messages in order; system prompts
         count as message -1 (known from the start)."""
-        from tracekit.trace import content_text
-
         if self.trace is None:
             return []
         texts = [(-1, content_text(record.content)) for record in self.trace.kind("system_message")]
@@ -87,12 +91,33 @@ class DetectorContext:
         return texts
 
     @cached_property
+    def user_turns(self) -> list[int]:
+        """``message_index`` of every user message, in order: text or images the user sent, including a text
+        block beside tool results in the same message (a message of tool results alone is not one)."""
+        if self.trace is None:
+            return []
+        return sorted({record.message_index for record in self.trace.kind("user_message")})
+
+    @cached_property
+    def agent_text_turns(self) -> list[int]:
+        """``message_index`` of the agent's messages that hold text and no tool call (the agent speaking,
+        not acting), in order."""
+        if self.trace is None:
+            return []
+        turns = []
+        for record in self.trace.kind("assistant_message"):
+            blocks = record.content
+            if any(block.get("type") in ("tool_use", "server_tool_use") for block in blocks):
+                continue
+            if any(block.get("type") == "text" and str(block.get("text", "")).strip() for block in blocks):
+                turns.append(record.message_index)
+        return turns
+
+    @cached_property
     def case_texts(self) -> list[str]:
         """Texts of the bound case's context and input (where identifiers may be given to the agent)."""
         if self.case is None:
             return []
-        from tracekit.trace import content_text
-
         context, given = self.case.context, self.case.input
         texts = [context.notes, context.location, given.system, given.user]
         texts.extend(content_text(message.get("content")) for message in given.messages)
