@@ -43,6 +43,12 @@ PROGRESS_FROM = 20
 )
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="YAML file with detector options.")
 @click.option(
+    "--detector-preset",
+    type=click.Choice(["openhands", "openhands-interactive", "roo", "gemini-cli"]),
+    help="Set the loop detectors the way this peer tool decides an agent is stuck (docs/detectors.md); "
+    "--config and --detector-option apply after it.",
+)
+@click.option(
     "--judge-store",
     type=click.Path(path_type=Path),
     help="Kept judge verdicts for cases scored by the LLM judge (default: recordings/judge when it exists).",
@@ -71,6 +77,7 @@ def analyze(
     fail_on: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
+    detector_preset: str | None,
     judge_store: Path | None,
     judge_model: str | None,
     judge_offline: bool,
@@ -86,7 +93,7 @@ def analyze(
     recordings/judge); --judge-model M judges the others and keeps their verdicts. The judge's own kept
     exchanges found in a folder are skipped (counted in the summary).
     """
-    settings, files = _prepare(paths, cases_dir, case_id, detector_options, config_path)
+    settings, files = _prepare(paths, cases_dir, case_id, detector_options, config_path, detector_preset)
     if cases_dir is not None:
         settings = replace(settings, judge=_judge_config(judge_store, judge_model, judge_offline))
     show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
@@ -131,13 +138,14 @@ def _prepare(
     case_id: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
+    detector_preset: str | None = None,
 ) -> tuple[AnalyzeSettings, list[str]]:
     from tracekit.analyze.config import detector_options as resolve_detector_options
     from tracekit.analyze.results import AnalyzeSettings, load_library, trace_paths
     from tracekit.errors import TracekitError
 
     try:
-        options = resolve_detector_options(config_path, detector_options)
+        options = resolve_detector_options(config_path, detector_options, detector_preset)
         files = trace_paths(paths)
         if cases_dir is not None:
             library = load_library(str(cases_dir))
