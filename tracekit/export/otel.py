@@ -17,7 +17,9 @@ Content is opt-in, as the conventions require: only with ``with_content`` are
 role/parts shape of gen-ai-input-messages.json) and ``gen_ai.tool.call.arguments`` /
 ``gen_ai.tool.call.result`` added, as JSON strings (structured attributes on spans are not yet
 supported everywhere, which the conventions allow for). Fields the conventions do not name carry a
-``tracekit.`` prefix.
+``tracekit.`` prefix; the agent span carries the trace header's (``tracekit.trace_id``, ``session``,
+``source``, ``meta`` as JSON, ``case_id``, ``group``, ``repeat``), so that ``tracekit import otel`` gives
+the same trace back.
 
 The document is an OTLP ``ExportTraceServiceRequest`` in the OTLP/JSON encoding: hex trace and span
 ids, lowerCamelCase keys, integers as decimal strings, enums as numbers. Ids are hashes of the trace
@@ -146,6 +148,9 @@ def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, A
             "gen_ai.usage.input_tokens": stats.input_tokens,
             "gen_ai.usage.output_tokens": stats.output_tokens,
             "tracekit.trace_id": header.trace_id,
+            "tracekit.session": header.session,
+            "tracekit.source": header.source,
+            "tracekit.meta": _json(header.meta) if header.meta else None,
             "tracekit.case_id": header.case_id,
             "tracekit.group": header.group,
             "tracekit.repeat": header.repeat,
