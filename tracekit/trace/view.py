@@ -132,7 +132,8 @@ class Trace:
 
 
 def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
-    """Read one trace file. Unreadable lines are kept in ``Trace.problems``; the rest is read.
+    """Read one trace file. Unreadable lines are kept in ``Trace.problems``, with what the importer that
+    made the file could not map (its header's ``meta.problems``); the rest is read.
 
     ``fast``: read an intact file of the current format into the read-only mirrors of the records
     (``tracekit.trace.mirror``: the same fields, about three times cheaper to read; no pydantic methods,
@@ -153,6 +154,9 @@ def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
         detail = f" ({problems[0].message})" if problems else ""
         raise TraceFormatError(f"{path}: no readable trace record{detail}")
     header, *rest = records
+    # What an importer could not map is kept in the header (meta.problems) and reported with the file.
+    noted = header.meta.get("problems") if isinstance(header.meta, dict) else None
+    problems.extend(ReadProblem(str(path), 1, str(note)) for note in noted or () if isinstance(noted, list))
     return Trace(header=header, records=rest, path=path, problems=problems)
 
 
