@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from tracekit.errors import TraceFormatError
 from tracekit.trace.io import ReadProblem, read_records
+from tracekit.trace.mirror import read_mirrored
 from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult
 
 
@@ -145,8 +146,6 @@ def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
     problems: list[ReadProblem] = []
     records = None
     if fast:
-        from tracekit.trace.mirror import read_mirrored
-
         records = read_mirrored(path)
     if records is None:
         records = read_records(path, problems)
