@@ -10,10 +10,11 @@ from typing import Any
 
 import click
 
-from tracekit.cli.common import InputError
+from tracekit.cli.common import EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
 
 _PROGRESS_FROM = 20  # show a progress bar from this many trajectories on
+_SHOWN_PROBLEMS = 20  # problems printed one by one; the rest are counted
 
 
 @click.group("import")
@@ -78,6 +79,42 @@ def tau_bench(file: Path, domain: str | None, out: Path) -> None:
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
     _report(len(written), out, None)
+
+
+@import_group.command("otel")
+@_files
+@_out
+def otel(files: tuple[Path, ...], out: Path) -> None:
+    """FILE is OpenTelemetry GenAI spans as OTLP JSON (a collector's file exporter output, an OTLP/HTTP JSON
+    body, JSONL of either) or a folder of such files. Spans are grouped into sessions (gen_ai.conversation.id,
+    else the trace id, stitched where one trace continues another's conversation): one trace each. Reads
+    the GenAI names of semantic conventions 1.37 and later and of 1.36 and earlier, and tracekit's own
+    `export otel --with-content` output back to the same traces."""
+    from tracekit.importers import import_otel
+
+    _run_reading_on(lambda problems: import_otel(files, problems), out)
+
+
+def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
+    """Import what can be read, write it, and say what could not: unreadable parts (file:position) exit 2
+    after the rest is written; what a trace could not map is in its meta.problems and printed here."""
+    from tracekit.importers import write_traces
+
+    problems: list[str] = []
+    try:
+        traces = make(problems)
+        written = write_traces(traces, out)
+    except (TracekitError, OSError) as exc:
+        raise InputError(str(exc)) from exc
+    notes = [f"{trace.trace_id}: {note}" for trace in traces for note in trace.header.meta.get("problems", [])]
+    for line in [*problems, *notes][:_SHOWN_PROBLEMS]:
+        click.echo(f"warning: {line}", err=True)
+    if len(problems) + len(notes) > _SHOWN_PROBLEMS:
+        click.echo(f"warning: ... and {len(problems) + len(notes) - _SHOWN_PROBLEMS} more "
+                   "(each trace lists its own in meta.problems)", err=True)
+    _report(len(written), out, None)
+    if problems:
+        raise click.exceptions.Exit(EXIT_USAGE)
 
 
 def _run(make: Callable[[], Iterable[Any]], out: Path, cases_dir: Path | None) -> None:

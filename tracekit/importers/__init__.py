@@ -3,6 +3,10 @@
 Each importer checks its input (``ImportFormatError`` names the file and the position), builds records
 with ``tracekit.trace.TraceBuilder`` and returns ``ImportedTrace`` values; ``write_traces`` writes them.
 
+The importers of what agents emit (``import_otel``: OpenTelemetry GenAI spans) read on past bad input
+instead: they take a ``problems`` list, append ``file:position: what`` for each part they could not
+read, and note in each trace's ``meta.problems`` what they could not map.
+
 Example::
 
     from tracekit.importers import import_tau_bench, write_traces
@@ -13,6 +17,7 @@ Example::
 from tracekit.importers.anthropic_messages import import_anthropic_messages, read_anthropic_messages
 from tracekit.importers.common import ImportedTrace, build_trace, check_case_id, write_traces
 from tracekit.importers.openai_messages import import_openai_messages, read_openai_messages
+from tracekit.importers.otel import import_otel
 from tracekit.importers.tau_bench import import_tau_bench, iter_tau_bench, read_tau_bench
 
 __all__ = [
@@ -21,6 +26,7 @@ __all__ = [
     "check_case_id",
     "import_anthropic_messages",
     "import_openai_messages",
+    "import_otel",
     "import_tau_bench",
     "iter_tau_bench",
     "read_anthropic_messages",
