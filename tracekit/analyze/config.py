@@ -26,8 +26,9 @@ CONFIG_SECTIONS = ("detectors",)
 _OPENHANDS: dict[str, dict[str, Any]] = {
     # openhands/controller/stuck.py (StuckDetector.is_stuck, headless mode): user messages are filtered out;
     # an agent message without a tool call is an action of its own, so it breaks a back-to-back run.
-    "repeated_call": {  # scenario 1: the last 4 actions and the last 4 observations identical
-        "consecutive": True, "same_outcome": True, "min_repeats": 3, "agent_text_breaks": True,
+    "repeated_call": {  # scenario 1: the last 4 actions and the last 4 observations identical, errors or not
+        "consecutive": True, "same_outcome": True, "require_success": False, "min_repeats": 3,
+        "agent_text_breaks": True,
     },
     "retry_storm": {"consecutive": True, "failures": 3, "agent_text_breaks": True},  # scenario 2: 3 errors
     "alternating_loop": {  # scenario 4: A B A B A B over the last 6 actions and observations

@@ -104,8 +104,8 @@ def _finding(original: CallNode, repeats: list[CallNode], options: dict[str, Any
     where = "in the conversation history" if original.history else f"as call #{original.index}"
     times = "once more" if len(repeats) == 1 else f"{len(repeats)} more times"
     listed = f"repeat{'s' if len(judged) > 1 else ''}: {', '.join(f'#{i}' for i in judged)}"
+    same = " and got the same result" if options.get("same_outcome") else ""
     if options.get("require_success", True):
-        same = " and got the same result" if options.get("same_outcome") else ""
         happened = (
             f"{original.tool} was called {times} with the same arguments{same} after it had already succeeded "
             f"{where}; reuse that result instead of calling again ({listed})."
@@ -113,7 +113,7 @@ def _finding(original: CallNode, repeats: list[CallNode], options: dict[str, Any
     else:
         in_a_row = " in a row" if options.get("consecutive") else ""
         happened = (
-            f"{original.tool} was called {len(repeats) + 1} times{in_a_row} with the same arguments (first "
+            f"{original.tool} was called {len(repeats) + 1} times{in_a_row} with the same arguments{same} (first "
             f"{where}); the same call will not get a different answer, so use what it returned, change the "
             f"arguments, or try another approach ({listed})."
         )
