@@ -99,7 +99,7 @@ def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> W
         headers = {"content-type": SSE_CONTENT_TYPE, "cache-control": "no-cache", **headers}
         response = WireResponse(200, headers, events=events)
     error_frame = (
-        _frame(dumps({"error": _error_object(reply.fault.error)}))
+        _frame(dumps({"error": error_object(reply.fault.error)}))
         if reply.fault and reply.fault.error
         else None
     )
@@ -114,10 +114,11 @@ def render_error(error: ErrorReply, request_id: str) -> WireResponse:
         **retry_headers(error),
         **error.headers,
     }
-    return WireResponse(error.status, headers, body=dumps({"error": _error_object(error)}))
+    return WireResponse(error.status, headers, body=dumps({"error": error_object(error)}))
 
 
-def _error_object(error: ErrorReply) -> dict[str, Any]:
+def error_object(error: ErrorReply) -> dict[str, Any]:
+    """The ``error`` object of an error body: ``{"message", "type", "param", "code"}``."""
     mapped_type, mapped_code = ERROR_TYPES.get(error.type, ("server_error", None))
     return {
         "message": error.message,

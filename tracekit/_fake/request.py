@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Provider = Literal["anthropic", "openai"]
+Provider = Literal["anthropic", "openai", "openai_responses"]
 
 
 @dataclass
@@ -17,7 +17,8 @@ class FakeRequest:
     ``?beta=true``). ``headers`` has lower-case names (repeated headers joined with ``", "``).
     ``body`` is the parsed JSON body, or None when the body is not JSON. ``messages`` is the
     conversation the model sees: the body's ``messages``, or for an Anthropic thread continuation
-    (``thread.previous_message_id``) the thread's stored history followed by the new messages.
+    (``thread.previous_message_id``) the thread's stored history followed by the new messages; for the
+    Responses API, the ``input`` items, after the stored conversation of ``previous_response_id``.
     """
 
     index: int
@@ -57,7 +58,21 @@ class FakeRequest:
 
     @property
     def assistant_turns(self) -> int:
-        """How many assistant messages the conversation (``messages``) already holds."""
+        """How many assistant messages the conversation (``messages``) already holds (for the Responses API:
+        runs of consecutive assistant-side items, one response's output being one run)."""
+        if self.provider == "openai_responses":
+            sides = [_assistant_side(item) for item in self.messages]
+            return sum(1 for i, side in enumerate(sides) if side and (i == 0 or not sides[i - 1]))
         return sum(
             1 for message in self.messages if isinstance(message, dict) and message.get("role") == "assistant"
         )
+
+
+def _assistant_side(item: Any) -> bool:
+    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call``."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if kind in (None, "message"):
+        return item.get("role") == "assistant"
+    return kind == "reasoning" or (isinstance(kind, str) and kind.endswith("_call"))

@@ -16,15 +16,15 @@ from tracekit._fake.request import FakeRequest, Provider
 ReplyLike = Reply | str
 ScriptFunction = Callable[[FakeRequest], ReplyLike]
 
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai_responses")
 
 
 class Script:
     """Replies for the fake upstream.
 
-    ``Script([r1, r2])`` answers every route in order; ``Script(anthropic=[...], openai=[...])`` keeps one
-    queue per provider (a provider without its own queue takes from the shared one);
-    ``Script(function=f)`` asks ``f(request)`` each time. A request that finds no reply left gets a 500
+    ``Script([r1, r2])`` answers every route in order; ``Script(anthropic=[...], openai=[...],
+    openai_responses=[...])`` keeps one queue per provider (a provider without its own queue takes from the
+    shared one); ``Script(function=f)`` asks ``f(request)`` each time. A request that finds no reply left gets a 500
     ``api_error`` with ``x-should-retry: false`` that says so, and is counted in ``exhausted``.
     """
 
@@ -35,11 +35,12 @@ class Script:
         anthropic: Sequence[ReplyLike] | None = None,
         openai: Sequence[ReplyLike] | None = None,
         function: ScriptFunction | None = None,
+        openai_responses: Sequence[ReplyLike] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._shared: deque[ReplyLike] = deque(replies)
         self._by_provider: dict[str, deque[ReplyLike]] = {}
-        for provider, queue in (("anthropic", anthropic), ("openai", openai)):
+        for provider, queue in (("anthropic", anthropic), ("openai", openai), ("openai_responses", openai_responses)):
             if queue is not None:
                 self._by_provider[provider] = deque(queue)
         self._function = function
@@ -58,8 +59,11 @@ class Script:
         if isinstance(value, Mapping):
             unknown = sorted(set(value) - {"replies", *PROVIDERS})
             if unknown:
-                raise ValueError(f"unknown script keys {unknown}; expected 'replies', 'anthropic', 'openai'")
-            return cls(value.get("replies", ()), anthropic=value.get("anthropic"), openai=value.get("openai"))
+                raise ValueError(
+                    f"unknown script keys {unknown}; expected 'replies', 'anthropic', 'openai', 'openai_responses'"
+                )
+            return cls(value.get("replies", ()), anthropic=value.get("anthropic"), openai=value.get("openai"),
+                       openai_responses=value.get("openai_responses"))
         if isinstance(value, str):
             raise TypeError("a script is a list of replies, not one string; wrap it in a list")
         return cls(value)

@@ -14,23 +14,29 @@ from functools import partial
 import orjson
 from aiohttp import web
 
-from tracekit._fake import anthropic_wire, openai_wire
+from tracekit._fake import anthropic_wire, openai_wire, responses_wire
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
+from tracekit._fake.response_store import ResponseStore
 from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
 from tracekit.loop_thread import LoopThread, ThreadServed
 
-ROUTES: dict[str, Provider] = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+ROUTES: dict[str, Provider] = {
+    "/v1/messages": "anthropic",
+    "/v1/chat/completions": "openai",
+    "/v1/responses": "openai_responses",
+}
 HEALTH_PATH = "/_tracekit/health"
 SERVER_HEADER = "tracekit-fake-upstream"
 
 
 class FakeUpstream(ThreadServed):
-    """A scripted fake of the Anthropic Messages and OpenAI Chat Completions APIs on loopback.
+    """A scripted fake of the Anthropic Messages, OpenAI Chat Completions and OpenAI Responses APIs on loopback.
 
-    Serves ``POST /v1/messages``, ``POST /v1/chat/completions`` and ``GET /_tracekit/health``. Every request
+    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` and
+    ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
     deterministic per instance. Example::
 
@@ -47,6 +53,8 @@ class FakeUpstream(ThreadServed):
         #: Exceptions raised by a script function (each answered with a 500 ``api_error``).
         self.errors: list[BaseException] = []
         self.threads = ThreadStore()
+        #: Stored Responses API responses, for ``previous_response_id``.
+        self.responses = ResponseStore()
         self._requested_port = port
         self._port: int | None = None
         self._ids = FakeIds()
@@ -162,6 +170,11 @@ class FakeUpstream(ThreadServed):
         if provider == "openai":
             fake.messages = list(body.get("messages") or [])
             return await self._answer(request, fake, provider)
+        if provider == "openai_responses":
+            fake.messages, missing = self.responses.resolve(body)
+            if missing is not None:
+                return await self._deliver(request, self._render_error(provider, missing))
+            return await self._answer(request, fake, provider)
         fake.messages, thread_error = self.threads.resolve(body)
         if thread_error is not None:
             return await self._deliver(request, self._render_error(provider, thread_error))
@@ -219,7 +232,8 @@ class FakeUpstream(ThreadServed):
         wire = self._render_message(provider, reply, fake)
         before_last_write = None
         if wire.message is not None and reply.fault is None:
-            before_last_write = partial(self.threads.record_reply, fake.body, fake.messages, wire.message)
+            store = self.responses.record if provider == "openai_responses" else self.threads.record_reply
+            before_last_write = partial(store, fake.body, fake.messages, wire.message)
         return await self._deliver(
             request, wire, reply.first_byte_delay, reply.event_delay, before_last_write
         )
@@ -227,6 +241,8 @@ class FakeUpstream(ThreadServed):
     def _render_message(self, provider: Provider, reply: MessageReply, fake: FakeRequest) -> WireResponse:
         if provider == "anthropic":
             return anthropic_wire.render_message(reply, fake, self._ids, self._ids.next("msg_fake_"))
+        if provider == "openai_responses":
+            return responses_wire.render_message(reply, fake, self._ids)
         return openai_wire.render_message(reply, fake, self._ids)
 
     def _render_error(self, provider: Provider, error: ErrorReply) -> WireResponse:

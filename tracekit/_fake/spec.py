@@ -1,7 +1,7 @@
 """Script files: a YAML (safe loading) or JSON list of reply specs, for ``tracekit fake-upstream``.
 
-A file holds a list (shared by all routes) or a mapping with ``replies``, ``anthropic`` and/or ``openai``
-lists. Each entry is a string (a text reply) or a mapping::
+A file holds a list (shared by all routes) or a mapping with ``replies``, ``anthropic``, ``openai`` and/or
+``openai_responses`` lists. Each entry is a string (a text reply) or a mapping::
 
     - 你好                                   # text reply
     - text: 我查一下。                        # text, then tool calls (parallel when several)
@@ -215,10 +215,11 @@ def script_from_data(
     if isinstance(data, list):
         queues = {"replies": data}
     elif isinstance(data, dict):
-        unknown = sorted(str(key) for key in data if key not in ("replies", "anthropic", "openai"))
+        unknown = sorted(str(key) for key in data if key not in ("replies", "anthropic", "openai", "openai_responses"))
         if unknown:
             raise ScriptError(
-                f"{source}: unknown top-level keys {unknown}; expected 'replies', 'anthropic', 'openai'"
+                f"{source}: unknown top-level keys {unknown}; "
+                "expected 'replies', 'anthropic', 'openai', 'openai_responses'"
             )
         queues = data
     else:
@@ -229,7 +230,8 @@ def script_from_data(
             raise ScriptError(f"{source}: '{queue}' must be a list of replies")
         replies[queue] = [_entry(entry, queue, i, source, lines or {}) for i, entry in enumerate(entries)]
     return Script(
-        replies.get("replies", []), anthropic=replies.get("anthropic"), openai=replies.get("openai")
+        replies.get("replies", []), anthropic=replies.get("anthropic"), openai=replies.get("openai"),
+        openai_responses=replies.get("openai_responses"),
     )
 
 

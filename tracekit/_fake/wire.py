@@ -1,9 +1,9 @@
 """Pieces shared by both wire protocols: the rendered response, deterministic ids, fake token counts.
 
 Token counts are fake and documented as such: about one token per four characters (``ceil(chars / 4)``,
-at least 1) of the request's ``system`` + ``tools`` + ``messages`` serialized as compact JSON for input,
-and of the generated text, thinking, tool names and tool input JSON for output. They are deterministic,
-grow with the conversation, and are meant for tests, not for cost estimates.
+at least 1) of the request's ``system`` (or ``instructions``) + ``tools`` + ``messages`` serialized as
+compact JSON for input, and of the generated text, thinking, tool names and tool input JSON for output.
+They are deterministic, grow with the conversation, and are meant for tests, not for cost estimates.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def tool_input_json(tool_use: ToolUse) -> str:
 def input_tokens(request: FakeRequest) -> int:
     """The fake input token count of ``request``'s prompt (system, tools, full messages)."""
     body = request.body if isinstance(request.body, dict) else {}
-    prompt = {"system": body.get("system"), "tools": body.get("tools"), "messages": list(request.messages)}
+    system = body.get("system") or body.get("instructions")  # the Responses API's system prompt
+    prompt = {"system": system, "tools": body.get("tools"), "messages": list(request.messages)}
     return fake_tokens(dumps(prompt).decode())
 
 
