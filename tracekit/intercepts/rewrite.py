@@ -8,11 +8,13 @@ messages are copied.
 Anthropic: ``tool_result`` blocks of user messages answer ``tool_use`` blocks of assistant messages.
 OpenAI chat: ``role: tool`` messages answer the ``tool_calls`` of assistant messages (the wire has no
 ``is_error``: the injected content is sent, the flag is kept in the trace).
+OpenAI Responses: ``function_call_output`` items of ``input`` answer ``function_call`` items by ``call_id``
+(no ``is_error`` either; a continuation's earlier items are in ``prior``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,18 +76,18 @@ def rewrite_request(
 ) -> Rewrite:
     """Apply ``intercepts`` to the tool results of ``body`` (a request of ``provider``).
 
-    ``prior`` are wire messages that come before ``body["messages"]`` but are not in it (a thread
-    continuation); their calls are known, their results are not rewritten (the server holds them).
+    ``prior`` are wire messages (Responses: items) that come before ``body["messages"]`` (``body["input"]``)
+    but are not in it (a thread or ``previous_response_id`` continuation); their calls are known, their
+    results are not rewritten (the server holds them).
     Injection ``message_index`` values count ``prior`` messages too.
     """
-    messages = body.get("messages")
+    field, collect, rewrite_one = _WIRE_FORMATS.get(provider, _WIRE_FORMATS["anthropic"])
+    messages = body.get(field)
     if not intercepts or not isinstance(messages, list):
         return Rewrite(body)
     calls = _Calls()
-    collect = _collect_openai if provider == "openai" else _collect_anthropic
     for message in prior:
         collect(calls, message)
-    rewrite_one = _rewrite_openai if provider == "openai" else _rewrite_anthropic
     new_messages: list[Any] = []
     injections: list[Injection] = []
     for offset, message in enumerate(messages):
@@ -95,7 +97,7 @@ def rewrite_request(
         new_messages.append(message)
     if not injections:
         return Rewrite(body)
-    return Rewrite({**body, "messages": new_messages}, injections)
+    return Rewrite({**body, field: new_messages}, injections)
 
 
 def _collect_anthropic(calls: _Calls, message: dict[str, Any]) -> None:
@@ -166,6 +168,43 @@ def _rewrite_openai(
     call, replacement = claimed
     injections.append(_injection(call, replacement, index, message.get("content"), original_is_error=False))
     return {**message, "content": _as_text(replacement.content)}
+
+
+def _collect_responses(calls: _Calls, item: dict[str, Any]) -> None:
+    if item.get("type") != "function_call":
+        return
+    arguments = item.get("arguments")
+    tool_input, _ = parse_json_arguments(arguments) if isinstance(arguments, str) else (arguments or {}, True)
+    calls.add(item.get("call_id"), str(item.get("name", "")), tool_input)
+
+
+def _rewrite_responses(
+    item: dict[str, Any],
+    calls: _Calls,
+    intercepts: Sequence[ResultIntercept],
+    index: int,
+    injections: list[Injection],
+) -> dict[str, Any]:
+    if item.get("type") != "function_call_output":
+        return item
+    claimed = calls.claimed(item.get("call_id"), intercepts)
+    if claimed is None:
+        return item
+    call, replacement = claimed
+    injections.append(_injection(call, replacement, index, item.get("output"), original_is_error=False))
+    return {**item, "output": _as_text(replacement.content)}
+
+
+_Collect = Callable[[_Calls, dict[str, Any]], None]
+_RewriteOne = Callable[[dict[str, Any], _Calls, Sequence[ResultIntercept], int, list[Injection]], dict[str, Any]]
+
+#: Per wire format (provider name): the request field holding the conversation, and how to read its tool
+#: calls and rewrite its tool results.
+_WIRE_FORMATS: dict[str, tuple[str, _Collect, _RewriteOne]] = {
+    "anthropic": ("messages", _collect_anthropic, _rewrite_anthropic),
+    "openai": ("messages", _collect_openai, _rewrite_openai),
+    "openai_responses": ("input", _collect_responses, _rewrite_responses),
+}
 
 
 def _injection(
