@@ -210,6 +210,31 @@ def test_no_order_violation_after_a_successful_lookup_nor_without_a_catalog() ->
     assert kinds(findings(failed_first), "order_violation") == []
 
 
+def test_a_dependency_is_satisfied_by_any_tool_that_produced_the_value() -> None:
+    catalog = _catalog()
+    catalog.add(ToolSpec(name="beike_hot_listings", description="热门", kind="search",
+                         input_schema={"type": "object", "properties": {}}))
+    from_other_tool = trace_of(
+        call("beike_hot_listings", {}, {"items": [{"city_id": 110000}]}),
+        call("beike_search_resale_housing", {"city_id": 110000}, {"total": 0}),
+    )
+    assert kinds(findings(from_other_tool, catalog=catalog), "order_violation") == []
+    made_up = trace_of(
+        call("beike_hot_listings", {}, {"items": [{"city_id": 310000}]}),
+        call("beike_search_resale_housing", {"city_id": 110000}, {"total": 0}),
+    )
+    assert kinds(findings(made_up, catalog=catalog), "order_violation") == [[1]]
+
+
+def test_a_dependency_is_satisfied_by_a_value_given_as_that_parameter() -> None:
+    search = "beike_search_resale_housing"
+    given = build_trace(messages_of([user("已知 city_id 为 110000（北京），搜二手房"), call(search, {"city_id": 110000})]))
+    assert kinds(findings(given, catalog=_catalog()), "order_violation") == []
+    # the user named the city, not its id: a city name passed as city_id is still out of order
+    name = build_trace(messages_of([user("北京朝阳区有哪些二手房"), call(search, {"city_id": "北京"})]))
+    assert kinds(findings(name, catalog=_catalog()), "order_violation") == [[0]]
+
+
 def test_ungrounded_identifier_argument() -> None:
     trace = trace_of(
         call("taobao_search_products", {"keyword": "耳机"}, {"items": [{"product_id": "tb_001"}]}),

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
-from tracekit.analyze.values import values_at
+from tracekit.analyze.graph import CallNode
+from tracekit.analyze.values import leaves, occurs_in, scalar_text, values_at
 
 
 @detector("order_violation")
 def order_violation(context: DetectorContext) -> list[Finding]:
     """A call of tool X made before any successful call of tool Y, where the catalog declares that a
-    parameter of X takes a value produced by Y (``depends_on``). Needs the tool catalog."""
+    parameter of X takes a value produced by Y (``depends_on``). Needs the tool catalog.
+
+    The dependency names where the value usually comes from, not the only place: it is satisfied as well
+    when the value the call used was produced by an earlier result of any tool (``weibo_get_post_detail``
+    with a ``post_id`` from ``weibo_get_hot_search``), or given as that parameter by a user or system
+    message or the case's context (a text that holds the value and names the parameter: "已知 city_id 为
+    110000"). A city name passed as ``city_id`` because the user said it is still a violation."""
     if context.catalog is None:
         return []
     dependencies: dict[str, list[tuple[str, str, str]]] = {}
@@ -23,11 +30,14 @@ def order_violation(context: DetectorContext) -> list[Finding]:
         required = set(context.catalog[node.tool].input_schema.get("required", []))
         missing = []
         for param, source_tool, source_path in dependencies[node.tool]:
-            given = isinstance(node.arguments, dict) and bool(values_at(node.arguments, param))
+            given = _given(node, param)
             if not given and param not in required:
                 continue
-            if not any(o.tool == source_tool and o.succeeded and o.returned_before(node) for o in nodes):
-                missing.append((param, source_tool, source_path))
+            if any(o.tool == source_tool and o.succeeded and o.returned_before(node) for o in nodes):
+                continue
+            if given and all(_seen_before(value, param, node, nodes, context) for value in given):
+                continue
+            missing.append((param, source_tool, source_path))
         if missing:
             needs = "; ".join(f"{param} comes from {tool}.{path}" for param, tool, path in missing)
             first = missing[0][1]
@@ -43,3 +53,21 @@ def order_violation(context: DetectorContext) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _given(node: CallNode, param: str) -> list[str]:
+    """The scalar values the call passed for ``param``, as text."""
+    if not isinstance(node.arguments, dict):
+        return []
+    texts = (scalar_text(leaf) for value in values_at(node.arguments, param) for _, leaf in leaves(value))
+    return [text for text in texts if text]
+
+
+def _seen_before(value: str, param: str, node: CallNode, nodes: list[CallNode], context: DetectorContext) -> bool:
+    """Whether ``value`` was there before ``node``: in a successful result of any tool, or given as ``param``
+    in a user or system message or the case's context."""
+    if any(o.succeeded and o.returned_before(node) and occurs_in(value, o.result_text) for o in nodes):
+        return True
+    name = param.replace("[]", "").rpartition(".")[2]
+    texts = [text for index, text in context.message_texts if index < node.turn] + context.case_texts
+    return any(name in text and occurs_in(value, text) for text in texts)
