@@ -228,7 +228,8 @@ def test_a_dependency_is_satisfied_by_any_tool_that_produced_the_value() -> None
 
 def test_a_dependency_is_satisfied_by_a_value_given_as_that_parameter() -> None:
     search = "beike_search_resale_housing"
-    given = build_trace(messages_of([user("已知 city_id 为 110000（北京），搜二手房"), call(search, {"city_id": 110000})]))
+    prompt = "已知 city_id 为 110000（北京），搜二手房"
+    given = build_trace(messages_of([user(prompt), call(search, {"city_id": 110000})]))
     assert kinds(findings(given, catalog=_catalog()), "order_violation") == []
     # the user named the city, not its id: a city name passed as city_id is still out of order
     name = build_trace(messages_of([user("北京朝阳区有哪些二手房"), call(search, {"city_id": "北京"})]))
