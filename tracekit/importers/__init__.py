@@ -1,4 +1,5 @@
-"""Other people's transcripts as tracekit traces: Anthropic and OpenAI message lists, tau-bench.
+"""Other people's transcripts as tracekit traces: Anthropic and OpenAI message lists, OpenAI Responses
+items, tau-bench.
 
 Each importer checks its input (``ImportFormatError`` names the file and the position), builds records
 with ``tracekit.trace.TraceBuilder`` and returns ``ImportedTrace`` values; ``write_traces`` writes them.
@@ -17,6 +18,7 @@ Example::
 from tracekit.importers.anthropic_messages import import_anthropic_messages, read_anthropic_messages
 from tracekit.importers.common import ImportedTrace, build_trace, check_case_id, write_traces
 from tracekit.importers.openai_messages import import_openai_messages, read_openai_messages
+from tracekit.importers.openai_responses import import_openai_responses, read_openai_responses
 from tracekit.importers.otel import import_otel
 from tracekit.importers.tau_bench import import_tau_bench, iter_tau_bench, read_tau_bench
 
@@ -26,11 +28,13 @@ __all__ = [
     "check_case_id",
     "import_anthropic_messages",
     "import_openai_messages",
+    "import_openai_responses",
     "import_otel",
     "import_tau_bench",
     "iter_tau_bench",
     "read_anthropic_messages",
     "read_openai_messages",
+    "read_openai_responses",
     "read_tau_bench",
     "write_traces",
 ]
