@@ -19,10 +19,13 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import AssemblerBase, assemble
+from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, assemble
+from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
+from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.partial_json import parse_partial_json
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 from tracekit.trace.canonical import content_hash
@@ -30,6 +33,9 @@ from tracekit.trace.models import Content, Usage
 
 NAME = "anthropic"
 ROUTE = "/v1/messages"
+API_PATHS = ("/v1/messages", "/v1/complete")
+#: Headers only the anthropic SDK sends (OpenAI-compatible clients send ``authorization``).
+CLIENT_HEADERS = ("anthropic-version", "x-api-key")
 
 # Error types by HTTP status, from Anthropic's "Errors" documentation page.
 _ERROR_TYPES = {
@@ -68,6 +74,16 @@ def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dic
         if isinstance(message, dict)
     ]
     return (system if system not in (None, "", []) else None), messages
+
+
+def request_continuation(body: dict[str, Any]) -> Continuation:
+    """A request with a ``thread`` (the anthropic SDK 2.x tool runner) keeps its conversation on the server;
+    ``{"type": "continue", "previous_message_id": ...}`` continues from that reply with only the new messages."""
+    thread = body.get("thread")
+    if not isinstance(thread, dict):
+        return NOT_CONTINUED
+    previous = thread.get("previous_message_id") if thread.get("type") == "continue" else None
+    return Continuation(True, str(previous) if previous else None)
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -135,6 +151,11 @@ def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
     return response_to_canonical(body)[0]
 
 
+def reply_items(body: dict[str, Any]) -> list[Any]:
+    """The assistant message a response adds to a kept conversation (its ``content`` as sent)."""
+    return [{"role": "assistant", "content": body.get("content") or []}]
+
+
 def response_usage(body: dict[str, Any]) -> Usage:
     """The body's ``usage`` (input, output, cache read and creation tokens, and any other field)."""
     usage = body.get("usage")
@@ -159,10 +180,21 @@ def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def error_body(status: int, message: str, type: str | None = None) -> dict[str, Any]:
-    """An Anthropic error body for HTTP ``status`` (the type is chosen from the status unless given)."""
+def error_body(status: int, message: str, type: str | None = None, code: str | None = None) -> dict[str, Any]:
+    """An Anthropic error body for HTTP ``status`` (the type is chosen from the status unless given; the shape
+    has no ``code``)."""
     kind = type or _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def stream_may_end(chunk: bytes) -> bool:
+    """Whether the chunk may hold ``message_stop``."""
+    return b"message_stop" in chunk
+
+
+def error_event(error_type: str, message: str) -> bytes:
+    """An ``error`` event, as the Messages API ends a stream that failed mid-way."""
+    return encode_json_event({"type": "error", "error": {"type": error_type, "message": message}}, "error")
 
 
 class AnthropicStreamAssembler(AssemblerBase):

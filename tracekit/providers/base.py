@@ -21,10 +21,24 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from tracekit.providers.sse import ServerSentEvent
 from tracekit.trace.models import Content, Usage
+
+
+class Continuation(NamedTuple):
+    """How a request relates to conversations the API server keeps (Anthropic threads, the Responses API's
+    ``previous_response_id``)."""
+
+    kept: bool
+    """The server keeps this request's conversation: a later request may continue from its reply's id."""
+    previous_id: str | None
+    """The id of the reply this request continues (it then sends only the new items)."""
+
+
+NOT_CONTINUED = Continuation(False, None)
+"""A request that neither continues nor starts a kept conversation."""
 
 
 class StreamAssembler(Protocol):
@@ -105,11 +119,39 @@ def response_model(body: dict[str, Any]) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def response_id(body: dict[str, Any]) -> str | None:
+    """The response's ``id``."""
+    value = body.get("id")
+    return value if isinstance(value, str) else None
+
+
+def request_items(body: dict[str, Any]) -> list[Any] | None:
+    """The ``messages`` of a request (None when it has no list of them)."""
+    messages = body.get("messages")
+    return messages if isinstance(messages, list) else None
+
+
+def with_request_items(body: dict[str, Any], items: list[Any]) -> dict[str, Any]:
+    """A copy of ``body`` whose ``messages`` are ``items``."""
+    return {**body, "messages": items}
+
+
 class Provider(Protocol):
-    """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``)."""
+    """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``).
+
+    The proxy knows a wire format only through these: adding a provider is adding a module that defines all
+    of them and registering it in ``tracekit.providers.PROVIDERS`` (``tests/providers/test_provider_lookup.py``
+    checks that each registered module has every one).
+    """
 
     NAME: str
     ROUTE: str
+    """The path of the API's model endpoint (``/v1/messages``), served by the proxy."""
+    API_PATHS: tuple[str, ...]
+    """Path prefixes of the provider's whole API: the proxy's own errors on them take this provider's shape."""
+    CLIENT_HEADERS: tuple[str, ...]
+    """Request headers (lower case) that this provider's SDK sends: the proxy's own errors elsewhere take this
+    provider's shape when a request has one (providers are asked in the order of ``PROVIDERS``)."""
 
     def request_conversation(self, body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
         """A request body as a canonical conversation ``(system, messages)``."""
@@ -119,6 +161,15 @@ class Provider(Protocol):
 
     def request_stream(self, body: dict[str, Any]) -> bool:
         """Whether the request asks for SSE."""
+
+    def request_items(self, body: dict[str, Any]) -> list[Any] | None:
+        """The wire conversation items the request carries (``messages``; None when it carries no list)."""
+
+    def with_request_items(self, body: dict[str, Any], items: list[Any]) -> dict[str, Any]:
+        """A copy of ``body`` carrying ``items`` instead (the inverse of ``request_items``)."""
+
+    def request_continuation(self, body: dict[str, Any]) -> Continuation:
+        """Whether the request continues (or starts) a conversation the server keeps."""
 
     def response_to_canonical(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """A response body as ``(assistant message or None for an error body, meta)``."""
@@ -146,11 +197,18 @@ class Provider(Protocol):
     def response_model(self, body: dict[str, Any]) -> str | None:
         """The model that answered."""
 
+    def response_id(self, body: dict[str, Any]) -> str | None:
+        """The id a later request names to continue from this response (see ``request_continuation``)."""
+
+    def reply_items(self, body: dict[str, Any]) -> list[Any]:
+        """The wire items a successful response adds to the conversation the server keeps."""
+
     def response_error(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The error object of an error body (``{"type", "message", ...}``), else None."""
 
-    def error_body(self, status: int, message: str, type: str | None = None) -> dict[str, Any]:
-        """An error body in the provider's shape, as its API would send with HTTP ``status``."""
+    def error_body(self, status: int, message: str, type: str | None = None, code: str | None = None) -> dict[str, Any]:
+        """An error body in the provider's shape, as its API would send with HTTP ``status`` (``code`` where the
+        shape has one)."""
 
     def stream_assembler(self) -> StreamAssembler:
         """A new incremental assembler for one SSE response."""
@@ -160,3 +218,10 @@ class Provider(Protocol):
 
     def render_stream(self, body: dict[str, Any]) -> bytes:
         """A JSON response body as SSE bytes that assemble back to it."""
+
+    def stream_may_end(self, chunk: bytes) -> bool:
+        """Whether ``chunk`` may hold the stream's final event: a cheap byte test. The proxy parses such a chunk
+        before passing it on, so that the session has moved on before the client can send its next request."""
+
+    def error_event(self, error_type: str, message: str) -> bytes:
+        """The provider's in-stream error event (the SSE bytes that end a stream with an error)."""

@@ -23,10 +23,13 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import assemble
+from tracekit.providers.base import NOT_CONTINUED, Continuation, assemble
+from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
+from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
 from tracekit.trace.canonical import content_hash, parse_json_arguments
@@ -34,6 +37,12 @@ from tracekit.trace.models import Content, Usage
 
 NAME = "openai"
 ROUTE = "/v1/chat/completions"
+#: Paths only the OpenAI API has (``/v1/complete`` is Anthropic's legacy route, not one of these).
+API_PATHS = ("/v1/chat/", "/v1/chat", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/moderations",
+             "/v1/images/", "/v1/audio/", "/v1/fine_tuning/", "/v1/assistants", "/v1/threads",
+             "/v1/vector_stores")  # fmt: skip
+#: OpenAI-compatible clients authenticate with a bearer token (asked after the anthropic SDK's headers).
+CLIENT_HEADERS = ("authorization",)
 
 #: Assistant message fields that the canonical content holds; the rest of the message stays in meta.
 _DERIVED = ("content", "refusal", "reasoning_content", "tool_calls")
@@ -51,6 +60,11 @@ def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dic
         leading += 1
     system = _system_content([m.get("content") for m in raw[:leading]])
     return system, convert_messages(raw[leading:])
+
+
+def request_continuation(body: dict[str, Any]) -> Continuation:
+    """Chat completions keep no conversation on the server: every request carries the whole of it."""
+    return NOT_CONTINUED
 
 
 def convert_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -260,6 +274,16 @@ def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
     return response_to_canonical(body)[0]
 
 
+def reply_items(body: dict[str, Any]) -> list[Any]:
+    """The assistant message of ``choices[0]``, as a later request repeats it."""
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            return [message]
+    return []
+
+
 def response_usage(body: dict[str, Any]) -> Usage:
     """Usage with cached prompt tokens split out: ``input_tokens`` = prompt - cached, as Anthropic counts."""
     usage = body.get("usage")
@@ -294,10 +318,10 @@ def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def error_body(status: int, message: str, type: str | None = None) -> dict[str, Any]:
+def error_body(status: int, message: str, type: str | None = None, code: str | None = None) -> dict[str, Any]:
     """An OpenAI error body for HTTP ``status``."""
     kind = type or _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def stream_assembler() -> OpenAIStreamAssembler:
@@ -315,6 +339,17 @@ def render_stream(body: dict[str, Any]) -> bytes:
     if response_error(body) is not None:
         return encode_json_event(body) + encode_event("[DONE]")
     return b"".join(encode_json_event(chunk) for chunk in render_chunks(body)) + encode_event("[DONE]")
+
+
+def stream_may_end(chunk: bytes) -> bool:
+    """Whether the chunk may hold ``data: [DONE]``."""
+    return b"[DONE]" in chunk
+
+
+def error_event(error_type: str, message: str) -> bytes:
+    """An error chunk followed by ``[DONE]``, as OpenAI-compatible servers end a stream that failed."""
+    body = {"error": {"message": message, "type": error_type, "param": None, "code": None}}
+    return encode_json_event(body) + encode_event("[DONE]")
 
 
 def _system_content(contents: list[Any]) -> Content | None:
