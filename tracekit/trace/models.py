@@ -144,6 +144,38 @@ class ModelCall(_Record):
     attempts: int = Field(default=1, description="HTTP attempts of this turn (SDK retries included).")
     partial: bool = Field(default=False, description="True when the client or upstream cut the exchange.")
     error: dict[str, Any] | None = Field(default=None, description="Provider error body or transport error.")
+    # Written by the proxy (absent in imported traces); in the order the proxy writes them.
+    response_headers: dict[str, str] | None = Field(
+        default=None, description="Response headers kept for replay (content type, retry hints, request ids)."
+    )
+    stitched: str | None = Field(
+        default=None, description="How the request was joined to its session: header, thread, retry, continuity, new."
+    )
+    fault: bool | None = Field(default=None, description="True when an http_error fault made the answer.")
+    replay_miss: bool | None = Field(default=None, description="True when the answer is the proxy's replay-miss error.")
+    replayed: bool | None = Field(default=None, description="True when a recording answered (replay).")
+    transport: str | None = Field(
+        default=None,
+        description="Transport failure: connect, connect_timeout, read_timeout, reset, cut, fault_cut, cancelled.",
+    )
+    request_parse_error: str | None = Field(default=None, description="Why the request body is not a JSON object.")
+    from_attempts: bool | None = Field(
+        default=None, description="True when the call sums up failed attempts written before it as error records."
+    )
+    response_raw: str | None = Field(
+        default=None, description="The response body as it came when it is not a JSON object (redacted)."
+    )
+    response_parse_error: str | None = Field(default=None, description="Why the response body is not a JSON object.")
+    escaped: list[str] | None = Field(
+        default=None,
+        description="Fields (sse, request_raw, response_raw) holding bytes that are not UTF-8: backslashes doubled, "
+        "each other byte written as \\xNN.",
+    )
+    shared_texts: list[str] | None = Field(
+        default=None,
+        description="SHA-256 of the long texts that request or response name instead of repeating them: "
+        "'tracekit:shared-text:sha256=<hex>' stands for the text the trace's conversation records hold.",
+    )
 
 
 class Intercept(_Record):
@@ -169,6 +201,45 @@ class ErrorRecord(_Record):
     status: int | None = Field(default=None, description="HTTP status, when there was one.")
     body: Any = Field(default=None, description="Error body as received (redacted).")
     model_call: int | None = Field(default=None, description="model_call it belongs to, if any.")
+    # A failed attempt the SDK retried (written by the proxy, replayed as it happened).
+    attempt: int | None = Field(default=None, description="Attempt number of the turn (1-based).")
+    provider: str | None = Field(default=None, description="Provider of the failed exchange.")
+    request_key: str | None = Field(default=None, description="Replay key of the attempt's request.")
+    stream: bool | None = Field(default=None, description="Whether the client asked for SSE.")
+    partial: bool | None = Field(default=None, description="True when the answer was cut.")
+    response_headers: dict[str, str] | None = Field(default=None, description="Response headers kept for replay.")
+    transport: str | None = Field(default=None, description="Transport failure, as on model_call.")
+    sse: str | None = Field(default=None, description="The SSE text received before the failure (redacted).")
+    event_offsets_ms: list[float] | None = Field(default=None, description="Arrival time of each SSE event.")
+    latency_ms: float | None = Field(default=None, description="Time from request to the end of the attempt.")
+    escaped: list[str] | None = Field(default=None, description="Fields holding escaped bytes, as on model_call.")
+
+
+class HttpExchange(_Record):
+    """A request to a route that is not a model endpoint tracekit reads (token counting, model lists, an API it
+    does not know), forwarded and recorded as it came so that replay can answer it."""
+
+    kind: Literal["http_exchange"] = "http_exchange"
+    method: str = Field(description="HTTP method.")
+    path: str = Field(description="Request path.")
+    query: str | None = Field(default=None, description="Query string, secret parameters removed.")
+    status: int | None = Field(default=None, description="HTTP status returned to the client.")
+    request_key: str | None = Field(default=None, description="Replay key: method, path and canonical body.")
+    request_headers: dict[str, str] | None = Field(
+        default=None, description="Request headers (secret values replaced, hop-by-hop headers left out)."
+    )
+    request: Any = Field(default=None, description="Request body parsed as JSON, when it is JSON.")
+    request_raw: str | None = Field(default=None, description="Request body text when it is not JSON.")
+    response_headers: dict[str, str] | None = Field(default=None, description="Response headers as passed on.")
+    response: Any = Field(default=None, description="Response body parsed as JSON, when it is JSON.")
+    response_raw: str | None = Field(default=None, description="Response body text when it is not JSON (SSE...).")
+    latency_ms: float | None = Field(default=None, description="Time from request to last byte.")
+    model_output: bool | None = Field(
+        default=None, description="True when the route produces model output that tracekit does not read."
+    )
+    transport: str | None = Field(default=None, description="Transport failure, as on model_call.")
+    replayed: bool | None = Field(default=None, description="True when a recording answered (replay).")
+    escaped: list[str] | None = Field(default=None, description="Fields holding escaped bytes, as on model_call.")
 
 
 class AgentRun(_Record):
@@ -193,6 +264,7 @@ RECORD_CLASSES: tuple[type[BaseModel], ...] = (
     Intercept,
     ErrorRecord,
     AgentRun,
+    HttpExchange,
 )
 """Every record class, one per ``kind`` (the members of ``Record``)."""
 
@@ -206,7 +278,8 @@ Record = Annotated[
     | ModelCall
     | Intercept
     | ErrorRecord
-    | AgentRun,
+    | AgentRun
+    | HttpExchange,
     Field(discriminator="kind"),
 ]
 """Any record of a trace file, selected by its ``kind``."""
