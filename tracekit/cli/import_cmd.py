@@ -95,6 +95,18 @@ def otel(files: tuple[Path, ...], out: Path) -> None:
     _run_reading_on(lambda problems: import_otel(files, problems), out)
 
 
+@import_group.command("openinference")
+@_files
+@_out
+def openinference(files: tuple[Path, ...], out: Path) -> None:
+    """FILE is OpenInference spans (Arize Phoenix; openinference.span.kind, llm.input_messages.N...) as OTLP
+    JSON or Phoenix's span JSON, or a folder of such files: LLM spans become model calls, TOOL spans tool
+    calls, one trace per session (session.id, else the trace id, stitched as the proxy stitches)."""
+    from tracekit.importers import import_openinference
+
+    _run_reading_on(lambda problems: import_openinference(files, problems), out)
+
+
 def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
     """Import what can be read, write it, and say what could not: unreadable parts (file:position) exit 2
     after the rest is written; what a trace could not map is in its meta.problems and printed here."""

@@ -4,9 +4,9 @@ items, tau-bench.
 Each importer checks its input (``ImportFormatError`` names the file and the position), builds records
 with ``tracekit.trace.TraceBuilder`` and returns ``ImportedTrace`` values; ``write_traces`` writes them.
 
-The importers of what agents emit (``import_otel``: OpenTelemetry GenAI spans) read on past bad input
-instead: they take a ``problems`` list, append ``file:position: what`` for each part they could not
-read, and note in each trace's ``meta.problems`` what they could not map.
+The importers of what agents emit (``import_otel``: OpenTelemetry GenAI spans; ``import_openinference``)
+read on past bad input instead: they take a ``problems`` list, append ``file:position: what`` for each
+part they could not read, and note in each trace's ``meta.problems`` what they could not map.
 
 Example::
 
@@ -19,6 +19,7 @@ from tracekit.importers.anthropic_messages import import_anthropic_messages, rea
 from tracekit.importers.common import ImportedTrace, build_trace, check_case_id, write_traces
 from tracekit.importers.openai_messages import import_openai_messages, read_openai_messages
 from tracekit.importers.openai_responses import import_openai_responses, read_openai_responses
+from tracekit.importers.openinference import import_openinference
 from tracekit.importers.otel import import_otel
 from tracekit.importers.tau_bench import import_tau_bench, iter_tau_bench, read_tau_bench
 
@@ -29,6 +30,7 @@ __all__ = [
     "import_anthropic_messages",
     "import_openai_messages",
     "import_openai_responses",
+    "import_openinference",
     "import_otel",
     "import_tau_bench",
     "iter_tau_bench",
