@@ -18,8 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tracekit.analyze.detectors.registry import DetectorOptionError, resolve_options
-from tracekit.safe_yaml import safe_load_yaml
+from tracekit.safe_yaml import SafeLoader, safe_load_yaml
 
 CONFIG_SECTIONS = ("detectors",)
 
@@ -84,14 +86,12 @@ def preset_options(name: str) -> dict[str, dict[str, Any]]:
 def parse_detector_option(text: str) -> tuple[str, str, Any]:
     """``retry_storm.failures=5`` -> ("retry_storm", "failures", 5); the value is read as a YAML scalar
     (numbers, true/false, strings)."""
-    import yaml
-
     name, equals, raw = text.partition("=")
     kind, dot, key = name.strip().partition(".")
     if not equals or not dot or not kind or not key:
         raise DetectorOptionError(f"--detector-option {text!r}: expected KIND.KEY=VALUE, e.g. retry_storm.failures=5")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = yaml.load(raw, Loader=SafeLoader) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise DetectorOptionError(f"--detector-option {text!r}: unreadable value ({exc})") from None
     return kind, key, value
