@@ -59,6 +59,20 @@ def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Pat
     _run(lambda: import_openai_messages(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
 
 
+@import_group.command("openai-responses")
+@_files
+@_case
+@_cases
+@_out
+def openai_responses(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+    """FILE is a JSON list of OpenAI Responses API items (input items, with the agent's output items after
+    them, e.g. the Agents SDK's result.to_input_list()) or an object with "input" and optional
+    "instructions" and "output"."""
+    from tracekit.importers import import_openai_responses
+
+    _run(lambda: import_openai_responses(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+
+
 @import_group.command("tau-bench")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--domain", help="tau-bench domain for the trace ids (default: from the file name, e.g. airline).")
@@ -105,6 +119,18 @@ def openinference(files: tuple[Path, ...], out: Path) -> None:
     from tracekit.importers import import_openinference
 
     _run_reading_on(lambda problems: import_openinference(files, problems), out)
+
+
+@import_group.command("inspect")
+@_files
+@_out
+def inspect_logs(files: tuple[Path, ...], out: Path) -> None:
+    """FILE is an inspect_ai eval log (.eval or .json) or a folder of them: one trace per sample and epoch,
+    with the model calls, tool calls and results, usage, and the task, sample id, epoch, target and scores
+    in meta. inspect_ai need not be installed."""
+    from tracekit.importers import import_inspect
+
+    _run_reading_on(lambda problems: import_inspect(files, problems), out)
 
 
 def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
