@@ -21,8 +21,33 @@ MAX_DEPTH = 64
 MAX_ALIASES = 100
 MAX_ALIAS_NODES = 10_000
 
+#: Longer integers are refused where they are written: Python cannot print an integer of more than 4300
+#: digits (a ValueError far from the file), and no case, config or script needs one.
+MAX_INT_DIGITS = 1000
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
 # libyaml's parser when PyYAML was built with it (several times faster), else the pure-Python one.
 _EventLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class SafeLoader(_EventLoader):  # type: ignore[valid-type,misc]
+    """PyYAML's safe loader (libyaml's parser when there is one) whose integers are bounded: a longer one is a
+    ``MarkedYAMLError`` naming its line, like any other error in the file."""
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        """The integer of ``node``; refused past ``MAX_INT_DIGITS`` digits."""
+        try:
+            value: int = self.construct_yaml_int(node)
+        except ValueError:  # a decimal string past Python's own limit on conversion
+            value = _INT_LIMIT
+        if abs(value) >= _INT_LIMIT:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of more than {MAX_INT_DIGITS} digits", node.start_mark
+            )
+        return value
+
+
+SafeLoader.add_constructor("tag:yaml.org,2002:int", SafeLoader.construct_bounded_int)
 
 
 def safe_load_yaml(text: str, name: str, error: type[TracekitError] = TracekitError) -> Any:
@@ -33,7 +58,7 @@ def safe_load_yaml(text: str, name: str, error: type[TracekitError] = TracekitEr
         line, message = problem
         raise error(f"{name}:{line}: {message}" if line else f"{name}: {message}")
     try:
-        return yaml.load(text, Loader=_EventLoader)  # a SafeLoader: no Python objects
+        return yaml.load(text, Loader=SafeLoader)  # safe constructors only: no Python objects
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}" if mark is not None else name

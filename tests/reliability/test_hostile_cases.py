@@ -9,6 +9,7 @@ works hangs or crashes the process, and must end quickly with exit status 2 and 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from tracekit.cases import Case, load_case
 from tracekit.cases.yaml_source import MAX_FILE_BYTES
 from tracekit.errors import CaseError
+from tracekit.safe_yaml import MAX_INT_DIGITS
 
 from .support import clean_env, tracekit_command
 
@@ -169,3 +171,44 @@ def test_yaml_bombs_are_refused_quickly_with_exit_status_2(tmp_path: Path, text:
     assert done.returncode == 2, f"exit status {done.returncode}: {output[-500:]}"
     assert "Traceback" not in output
     assert "bomb.yaml" in output
+
+
+def _tracekit(args: list[str], cwd: Path) -> tuple[int, str]:
+    done = subprocess.run(tracekit_command(args), capture_output=True, timeout=60, env=clean_env(), cwd=cwd)
+    return done.returncode, done.stdout.decode() + done.stderr.decode()
+
+
+def test_a_5000_digit_integer_is_a_file_and_line_error_in_validate_and_analyze(tmp_path: Path) -> None:
+    # Found from outside (issue 14): Python refuses to convert 5000 digits, and the ValueError escaped both
+    # commands as a traceback.
+    library = tmp_path / "cases"
+    (library / "b2").mkdir(parents=True)
+    shutil.copytree(REAL_CASE.parents[1] / "tools", library / "tools")
+    text = REAL_CASE.read_text(encoding="utf-8")
+    line = next(number for number, row in enumerate(text.splitlines(), 1) if "number: " in row)
+    (library / "b2" / REAL_CASE.name).write_text(re.sub(r"number: \d+", "number: " + "1" * 5000, text, count=1))
+    trace = next((REAL_CASE.parents[2] / "recordings").rglob("B2-PC-02*.jsonl"))
+    where = library / "b2" / REAL_CASE.name
+    expected = f"{where}:{line}: invalid YAML: an integer of more than {MAX_INT_DIGITS} digits"
+    for args in (["cases", "validate", str(library)], ["analyze", str(trace), "--cases", str(library)]):
+        status, output = _tracekit(args, tmp_path)
+        assert "Traceback" not in output and expected in output, output[-1000:]
+        assert status == 2, f"{args[0]}: exit status {status}"
+
+
+@pytest.mark.parametrize("document", ["{}\n", "null\n"])
+def test_the_error_names_the_file_as_given_whatever_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, document: str
+) -> None:
+    # Found by the fuzz test above when the suite ran from /tmp: the file was named relative to the working
+    # directory, so the message depended on where tracekit was started.
+    path = tmp_path / "cases" / "random.yaml"
+    path.parent.mkdir()
+    path.write_text(document, encoding="utf-8")
+    for cwd in (tmp_path, path.parent, Path(path.anchor)):
+        monkeypatch.chdir(cwd)
+        with pytest.raises(CaseError, match=rf"^{re.escape(str(path))}:1: "):
+            load_case(path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseError, match=r"^cases/random\.yaml:1: "):
+        load_case(Path("cases") / "random.yaml")

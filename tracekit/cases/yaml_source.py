@@ -8,7 +8,6 @@ would). The node tree is kept, so that a pydantic validation error can be report
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tracekit.errors import CaseError
-from tracekit.safe_yaml import yaml_shape_problem
+from tracekit.safe_yaml import SafeLoader, yaml_shape_problem
 
 #: Case and catalog files larger than this are refused (they are hand-written, a few kB each).
 MAX_FILE_BYTES = 1_000_000
@@ -25,13 +24,9 @@ MAX_FILE_BYTES = 1_000_000
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-# libyaml's parser when PyYAML was built with it (several times faster), else the pure-Python one;
-# both with the safe constructor only.
-_SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_SafeBase):  # type: ignore[valid-type,misc]
-    """SafeLoader without the implicit timestamp type: dates stay strings."""
+class _Loader(SafeLoader):
+    """tracekit's SafeLoader (safe constructors only, bounded integers) without the implicit timestamp type:
+    dates stay strings."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -62,11 +57,10 @@ def problems_error(problems: list[Problem]) -> CaseError:
 
 
 def display_path(path: Path) -> str:
-    """The path relative to the working directory when it lies under it, else as given."""
-    try:
-        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
+    """The path as whoever named it gave it (a library given as ``cases`` shows ``cases/b2/B2-PC-02.yaml``, an
+    absolute one stays absolute), so that a message names a file the reader can open and does not depend on
+    the working directory."""
+    return str(path)
 
 
 @dataclass
