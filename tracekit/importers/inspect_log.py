@@ -1,0 +1,275 @@
+"""Import inspect_ai evaluation logs (``.eval`` and ``.json``) as tracekit traces: one per sample and epoch.
+
+inspect_ai is not needed: the log is read as data. Facts of the format (UKGovernmentBEIS/inspect_ai,
+``src/inspect_ai/log/_recorders/eval.py`` and ``log/_log.py``, as written by 0.3.x):
+
+- ``.eval`` is a zip: ``header.json`` (``eval``: task, model, ids; or, while a run is going on,
+  ``_journal/start.json``), ``samples/{id}_epoch_{n}.json`` (one ``EvalSample`` each), summaries. Its
+  entries are zstd-compressed (zip method 93), which ``zipfile`` of Python 3.10 to 3.13 cannot read, so
+  the entries are read here: the central directory by ``zipfile``, the data by ``zstandard``, checked
+  against the entry's CRC-32.
+- ``.json`` is the whole ``EvalLog``: ``eval`` and ``samples``.
+- A sample holds the final ``messages`` (system, user, assistant with ``tool_calls``, tool with
+  ``tool_call_id`` and ``error``), ``scores``, and ``events``; each ``model`` event is one model call
+  (``input`` or, condensed, ``input_refs`` ranges into ``events_data.messages``; ``output.choices[0]``,
+  ``output.usage``, ``timestamp``, ``working_time``, ``error``).
+
+Each model event adds its input and reply to a ``TraceBuilder`` as the proxy adds a request and its
+response; the sample's final messages then add what followed the last call. ``meta`` carries the task,
+sample id, epoch, target and scores.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zipfile
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracekit.importers.common import ImportedTrace, input_files, new_header, unique_ids
+from tracekit.providers import openai
+from tracekit.trace import Content, ModelCall, TraceBuilder, Usage
+
+SOURCE = "import:inspect"
+SUFFIXES = (".eval", ".json")
+_ZSTD = 93  # zip compression method number of Zstandard (PKWARE APPNOTE 4.4.5)
+
+
+def import_inspect(paths: Iterable[str | Path], problems: list[str]) -> list[ImportedTrace]:
+    """One trace per sample and epoch of the inspect_ai logs in ``paths``; unreadable parts go to ``problems``."""
+    traces: list[ImportedTrace] = []
+    names: list[str] = []
+    for path in input_files(paths, SUFFIXES, problems):
+        for eval_info, where, sample in _samples(path, problems):
+            try:
+                trace = sample_trace(eval_info, sample, where)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                problems.append(f"{where}: not an inspect_ai sample ({type(exc).__name__}: {exc}); skipped")
+                continue
+            traces.append(trace)
+            names.append(trace.trace_id)
+    return [ImportedTrace(stem, trace.records) for trace, stem in zip(traces, unique_ids(names), strict=True)]
+
+
+# --------------------------------------------------------------------------- reading the log
+
+
+def _samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
+    """``(eval, where, sample)`` for every readable sample of one log file."""
+    if zipfile.is_zipfile(path):
+        yield from _zip_samples(path, problems)
+        return
+    try:
+        log = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        problems.append(f"{path}: neither an .eval zip nor JSON: {exc}")
+        return
+    if not isinstance(log, dict) or not isinstance(log.get("samples", []), list):
+        problems.append(f"{path}: not an inspect_ai log (expected an object with eval and samples)")
+        return
+    eval_info: dict[str, Any] = log["eval"] if isinstance(log.get("eval"), dict) else {}
+    if not log.get("samples"):
+        problems.append(f"{path}: the log holds no samples (written with --no-log-samples?)")
+    for number, sample in enumerate(log.get("samples") or []):
+        if isinstance(sample, dict):
+            yield eval_info, f"{path}: samples[{number}]", sample
+        else:
+            problems.append(f"{path}: samples[{number}]: expected a sample object")
+
+
+def _zip_samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        problems.append(f"{path}: not a readable .eval zip: {exc}")
+        return
+    with archive, open(path, "rb") as raw:
+        entries = {info.filename: info for info in archive.infolist()}
+        eval_info: dict[str, Any] = {}
+        for name in ("header.json", "_journal/start.json"):
+            if name in entries:
+                try:
+                    header = orjson.loads(read_entry(archive, raw, entries[name]))
+                    eval_info = header.get("eval") or {}
+                    break
+                except (ValueError, OSError, zlib.error) as exc:
+                    problems.append(f"{path}:{name}: {exc}")
+        sample_names = sorted((n for n in entries if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
+        if not sample_names:
+            problems.append(f"{path}: the log holds no samples")
+        for name in sample_names:
+            try:
+                sample = orjson.loads(read_entry(archive, raw, entries[name]))
+            except (ValueError, OSError, zlib.error) as exc:
+                problems.append(f"{path}:{name}: unreadable ({exc}); skipped")
+                continue
+            yield eval_info, f"{path}:{name}", sample
+
+
+def read_entry(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo) -> bytes:
+    """The bytes of one zip entry: zstd (method 93) read here, stored and deflated ones by ``zipfile``."""
+    if info.compress_type != _ZSTD:
+        return archive.read(info)
+    import zstandard  # a core dependency; imported here as only .eval logs need it
+
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise ValueError("bad local file header")
+    raw.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"))
+    try:
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(raw.read(info.compress_size))
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"zstd: {exc}") from exc
+    if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
+        raise ValueError("CRC-32 or size does not match the zip directory (damaged entry)")
+    return bytes(data)
+
+
+def _sample_key(name: str) -> tuple[int, str]:
+    stem = name.removeprefix("samples/").removesuffix(".json")
+    _, _, epoch = stem.rpartition("_epoch_")
+    return (int(epoch) if epoch.isdigit() else 0, stem)
+
+
+# --------------------------------------------------------------------------- one sample
+
+
+def sample_trace(eval_info: dict[str, Any], sample: dict[str, Any], where: str) -> ImportedTrace:
+    """The records of one sample: each model event as a model call with its input and reply."""
+    task = str(eval_info.get("task") or "task")
+    sample_id, epoch = sample["id"], int(sample.get("epoch") or 1)
+    trace_id = f"{task}-{sample_id}-epoch{epoch}"
+    model = eval_info.get("model")
+    meta: dict[str, Any] = {
+        "task": task, "sample_id": sample_id, "epoch": epoch, "target": sample.get("target"),
+        "scores": sample.get("scores") or {}, "eval_id": eval_info.get("eval_id"), "run_id": eval_info.get("run_id"),
+        "log": where,
+    }
+    problems: list[str] = []
+    if sample.get("error"):
+        error = sample["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        problems.append(f"{where}: the sample ended in an error: {message}")
+    provider = str(model).split("/", 1)[0] if model else None
+    header = new_header(trace_id, SOURCE, provider=provider, model=model, meta=meta)
+    builder = TraceBuilder(header)
+    pool = (sample.get("events_data") or {}).get("messages") or []
+    model_events = [event for event in sample.get("events") or [] if event.get("event") == "model"]
+    for number, event in enumerate(model_events):
+        moment = _time(event.get("timestamp"))
+        system, messages = chat_conversation(_event_input(event, pool))
+        builder.add_conversation(messages, system, timestamp=moment)
+        output = event.get("output") or {}
+        choices = output.get("choices") or []
+        reply = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+        error = event.get("error")
+        call = ModelCall(
+            index=number,
+            provider=provider or "unknown",
+            model=output.get("model") or event.get("model"),
+            usage=_usage(output.get("usage")),
+            stop_reason=choices[0].get("stop_reason") if choices else None,
+            latency_ms=event["working_time"] * 1000 if isinstance(event.get("working_time"), (int, float)) else None,
+            error={"message": str(error)} if error else None,
+            t=moment,
+        )
+        builder.add_model_call(call, chat_conversation([reply])[1][0] if isinstance(reply, dict) else None)
+    if not model_events:
+        problems.append(f"{where}: no model events (events not logged); model calls are counted from the replies")
+    system, messages = chat_conversation(sample.get("messages") or [])
+    builder.add_conversation(messages, system, timestamp=_time(sample.get("completed_at")))
+    if problems:
+        meta["problems"] = problems
+    return ImportedTrace(trace_id, builder.records)
+
+
+def chat_conversation(messages: list[Any]) -> tuple[Content | None, list[dict[str, Any]]]:
+    """inspect_ai ``ChatMessage`` dicts as ``(system, canonical messages)`` (via the OpenAI chat shape:
+    inspect's messages are that shape with ``function`` for the tool name and an ``error`` on tool results)."""
+    chat = [_chat_message(message) for message in messages if isinstance(message, dict)]
+    system, canonical = openai.request_conversation({"messages": chat})
+    errors = {m["tool_call_id"] for m in chat if m.get("role") == "tool" and m.get("_error")}
+    for message in canonical:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in errors:
+                block["is_error"] = True
+    return system, canonical
+
+
+def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+    role = message.get("role")
+    chat: dict[str, Any] = {"role": role, "content": _content(message.get("content"))}
+    if role == "assistant":
+        content = message.get("content")
+        parts: list[Any] = content if isinstance(content, list) else []
+        reasoning = [p.get("reasoning") for p in parts if isinstance(p, dict) and p.get("type") == "reasoning"]
+        if reasoning:
+            chat["reasoning_content"] = "\n".join(str(r) for r in reasoning if r)
+        calls = [
+            {"id": call.get("id"), "type": "function",
+             "function": {"name": call.get("function") or "", "arguments": call.get("arguments")}}
+            for call in message.get("tool_calls") or [] if isinstance(call, dict)
+        ]
+        if calls:
+            chat["tool_calls"] = calls
+    elif role == "tool":
+        chat["tool_call_id"] = message.get("tool_call_id")
+        chat["name"] = message.get("function")
+        error = message.get("error")
+        if error:
+            chat["_error"] = True
+            if not chat["content"]:
+                chat["content"] = error.get("message", "") if isinstance(error, dict) else str(error)
+    return chat
+
+
+def _content(content: Any) -> Any:
+    """inspect content (a string, or text / image / reasoning parts) as OpenAI chat content."""
+    if not isinstance(content, list):
+        return content
+    parts = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            parts.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "image":
+            parts.append({"type": "image_url", "image_url": {"url": part.get("image", "")}})
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return parts[0]["text"]
+    return parts
+
+
+def _event_input(event: dict[str, Any], pool: list[Any]) -> list[Any]:
+    if event.get("input"):
+        return list(event["input"])
+    messages: list[Any] = []
+    for start, end in event.get("input_refs") or []:
+        messages.extend(pool[start:end])
+    return messages
+
+
+def _usage(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        cache_read_input_tokens=usage.get("input_tokens_cache_read"),
+        cache_creation_input_tokens=usage.get("input_tokens_cache_write"),
+    )
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
