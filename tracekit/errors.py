@@ -1,4 +1,4 @@
-"""The documented errors of tracekit.
+"""The documented errors of tracekit: every exception class of the package is defined here.
 
 Every error tracekit raises on purpose derives from ``TracekitError`` and says what was wrong
 and where (file, line, field), so that a person knows what to fix::
@@ -6,17 +6,32 @@ and where (file, line, field), so that a person knows what to fix::
     TracekitError
      ├── TraceFormatError      a trace file that cannot be read as a whole (no header, newer format)
      ├── CaseError             a case file that breaks the schema (file, line, field)
+     ├── DateError             a relative date phrase that cannot be resolved (also a ValueError)
      ├── ImportFormatError     a transcript an importer cannot read
      ├── ScriptError           a fake-upstream script that cannot be used
-     ├── ModelClientError      a model name no client can serve (tracekit.clients)
+     ├── ReplayMiss            a request with no matching recording
+     ├── ModelClientError      a model name no client can serve (tracekit.clients); the demo's
+     │                         PolicyError (tracekit_demo) derives from it
+     ├── RunSetupError         a run that cannot start as configured (no API key, ...)
+     ├── DetectorOptionError   a detector option or preset that names nothing, or a wrong-typed value
      ├── ResultsError          an analyze results JSON that cannot be read (file, field)
-     └── ReplayMiss            a request with no matching recording
+     ├── JudgeError            judge settings that cannot work (no model, online)
+     ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
+     ├── LabelsError           a human-labels file that cannot be read (file, line)
+     ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
+     └── InputError            the CLI: bad usage or unreadable input (also a click.ClickException,
+                               printed as ``Error: ...``, exit status 2)
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
 ``ReadProblem`` values and keeps reading.
 """
 
 from __future__ import annotations
+
+import click
+
+#: The CLI's exit status for bad usage or unreadable input (DESIGN.md "Contracts").
+EXIT_USAGE = 2
 
 
 class TracekitError(Exception):
@@ -29,6 +44,10 @@ class TraceFormatError(TracekitError):
 
 class CaseError(TracekitError):
     """A case file that is not valid; the message names the file, the line and the field."""
+
+
+class DateError(TracekitError, ValueError):
+    """A date phrase that cannot be resolved (unknown wording, or no ``context.now`` to resolve it from)."""
 
 
 class ImportFormatError(TracekitError):
@@ -48,5 +67,35 @@ class ModelClientError(TracekitError):
     entry point of ``tracekit.model_clients`` that cannot be loaded; the message names the model and what to do."""
 
 
+class RunSetupError(TracekitError):
+    """A run that cannot start as configured (no API key, a model that cannot run as an agent, ...)."""
+
+
+class DetectorOptionError(TracekitError):
+    """A detector option that names no detector or option, or has a value of the wrong type."""
+
+
 class ResultsError(TracekitError):
     """An analyze results JSON (or a baseline) that cannot be read; the message names the file and the field."""
+
+
+class JudgeError(TracekitError):
+    """Judge settings that cannot work (e.g. no model, online)."""
+
+
+class JudgeCallError(TracekitError):
+    """A judge request that got no answer (API error, connection failure, replay miss)."""
+
+
+class LabelsError(TracekitError):
+    """A labels or results file that cannot be read; the message names the file and line."""
+
+
+class CaseVerdictFailed(TracekitError):
+    """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
+
+
+class InputError(TracekitError, click.ClickException):
+    """Bad usage or unreadable input: printed as ``Error: ...`` and exits 2."""
+
+    exit_code = EXIT_USAGE
