@@ -15,11 +15,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from tracekit.errors import TracekitError
-
-
-class DateError(TracekitError, ValueError):
-    """A date phrase that cannot be resolved (unknown wording, or no ``context.now`` to resolve it from)."""
+from tracekit.errors import DateError
 
 
 @dataclass(frozen=True)
