@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from tracekit.errors import TracekitError
+from tracekit.errors import DetectorOptionError
 from tracekit.trace import content_text
 
 if TYPE_CHECKING:
@@ -143,10 +143,6 @@ class DetectorSpec:
 
 #: Every registered detector by finding kind, in registration order.
 REGISTRY: dict[str, DetectorSpec] = {}
-
-
-class DetectorOptionError(TracekitError):
-    """A detector option that names no detector or option, or has a value of the wrong type."""
 
 
 def detector(kind: str, **defaults: Any) -> Callable[[DetectorFunction], DetectorFunction]:
