@@ -23,13 +23,9 @@ from typing import Any
 
 import orjson
 
-from tracekit.errors import TracekitError
+from tracekit.errors import LabelsError
 
 GRADES: tuple[str, ...] = ("pass", "acceptable", "fail")
-
-
-class LabelsError(TracekitError):
-    """A labels or results file that cannot be read; the message names the file and line."""
 
 
 @dataclass(frozen=True)
