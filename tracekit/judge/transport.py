@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracekit.errors import TracekitError
+from tracekit.errors import JudgeCallError
 
 if TYPE_CHECKING:
     from tracekit.judge.scripted import ScriptedPrompt
@@ -44,10 +44,6 @@ SAMPLING_API_VERSION = "2023-06-01"
 SESSION_HEADER = "x-tracekit-session"
 #: ``Header.source`` of a kept judge exchange: a trace of the judge, not of an agent.
 JUDGE_SOURCE = "judge"
-
-
-class JudgeCallError(TracekitError):
-    """A judge request that got no answer (API error, connection failure, replay miss)."""
 
 
 class JudgeTransport:
