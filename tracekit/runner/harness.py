@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.cases.loader import CaseLibrary
-from tracekit.errors import TracekitError
+from tracekit.errors import RunSetupError
 from tracekit.intercepts import config_from
 from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.runner.agent import AgentLimits, run_agent
@@ -39,10 +39,6 @@ SCRIPTED_PREFIX = "scripted:"
 DEFAULT_UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 API_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 SCRATCH_DIR = ".tracekit-run"
-
-
-class RunSetupError(TracekitError):
-    """A run that cannot start as configured (no API key, unknown policy, ...)."""
 
 
 @dataclass
