@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tracekit.errors import TracekitError
+from tracekit.errors import JudgeError
 from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.prompt import ROUTE, TEMPLATE_VERSION, JudgeRequest, build_request
 from tracekit.judge.scripted import SCRIPTED_MODEL
@@ -35,10 +35,6 @@ JudgedResult = Literal["pass", "acceptable", "fail", "pending", "error"]
 DEFAULT_STORE = Path("recordings/judge")
 #: The name of the judged check in ``verdict.checks``.
 CHECK_NAME = "judge"
-
-
-class JudgeError(TracekitError):
-    """Judge settings that cannot work (e.g. no model, online)."""
 
 
 @dataclass
