@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tracekit.errors import CaseVerdictFailed
+
 if TYPE_CHECKING:
     from tracekit.cases.model import Case
     from tracekit.report.runs import Run
@@ -102,10 +104,6 @@ class CaseFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         return iter(())
-
-
-class CaseVerdictFailed(Exception):
-    """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
 
 
 class CaseItem(pytest.Item):
