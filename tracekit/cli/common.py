@@ -1,15 +1,10 @@
-"""What the commands share: exit statuses and error reporting."""
+"""What the commands share: exit statuses and error reporting (``InputError`` lives in tracekit.errors)."""
 
 from __future__ import annotations
 
-import click
+from tracekit.errors import EXIT_USAGE, InputError
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
 
-
-class InputError(click.ClickException):
-    """Bad usage or unreadable input: printed as ``Error: ...`` and exits 2."""
-
-    exit_code = EXIT_USAGE
+__all__ = ["EXIT_CHECK_FAILED", "EXIT_OK", "EXIT_USAGE", "InputError"]
