@@ -12,6 +12,7 @@ import click
 
 from tracekit.cli.common import EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
+from tracekit.progress import Progress
 
 _PROGRESS_FROM = 20  # show a progress bar from this many trajectories on
 _SHOWN_PROBLEMS = 20  # problems printed one by one; the rest are counted
@@ -86,8 +87,8 @@ def tau_bench(file: Path, domain: str | None, out: Path) -> None:
         entries = read_tau_bench(file)
         traces = iter_tau_bench(file, entries, domain=domain)
         if len(entries) >= _PROGRESS_FROM and sys.stderr.isatty():
-            with click.progressbar(traces, length=len(entries), label="importing", file=sys.stderr) as bar:
-                written = write_traces(bar, out)
+            with Progress(len(entries), label="importing") as progress:
+                written = write_traces(progress.wrap(traces), out)
         else:
             written = write_traces(traces, out)
     except (TracekitError, OSError) as exc:
