@@ -1,11 +1,13 @@
-"""Added latency of ``tracekit record``: JSON responses and the first SSE event, proxied vs direct.
+"""Added latency of ``tracekit record``: JSON responses and the first SSE event, proxied vs direct, on the
+Anthropic Messages API and the OpenAI Responses API.
 
 Processes on loopback: a minimal upstream (this file with ``--serve-upstream``: fixed JSON and SSE
-answers, no work per request), ``tracekit record`` in front of it (writing traces to a temporary folder),
-a bare aiohttp forwarder as a reference point (``--serve-forwarder``; skip it with ``--no-baseline``),
-and this client. Each round sends the same request directly and through each proxy, the order rotating
-from round to round, over one keep-alive connection per target, so all see the same machine state. The
-added latency of a proxied request is its time minus the direct request's time in the same round.
+answers on ``/v1/messages`` and ``/v1/responses``, no work per request), ``tracekit record`` in front of
+it (writing traces to a temporary folder), a bare aiohttp forwarder as a reference point
+(``--serve-forwarder``; skip it with ``--no-baseline``), and this client. Each round sends the same
+request directly and through each proxy, the order rotating from round to round, over one keep-alive
+connection per target, so all see the same machine state. The added latency of a proxied request is its
+time minus the direct request's time in the same round.
 
 Usage::
 
@@ -60,27 +62,49 @@ def sse_events() -> bytes:
     )
 
 
+RESPONSES_REPLY = {
+    "id": "resp_bench", "object": "response", "created_at": 1775520000, "status": "completed", "error": None,
+    "incomplete_details": None, "model": "gpt-bench", "output": [
+        {"id": "msg_bench", "type": "message", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "北京今天晴，最高气温 25 度。", "annotations": []}]}],
+    "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 18,
+              "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 138},
+}  # fmt: skip
+
+
+def responses_sse_events() -> bytes:
+    """The Responses API stream of ``RESPONSES_REPLY`` (10 events), as ``tracekit`` renders it for replay."""
+    from tracekit.providers import openai_responses
+
+    return openai_responses.render_stream(RESPONSES_REPLY)
+
+
 def serve_upstream(port_file: str) -> None:
-    """The fixed upstream: JSON or SSE as the request asks; writes its port to ``port_file``."""
+    """The fixed upstream: JSON or SSE as the request asks, on both routes; writes its port to ``port_file``."""
     import asyncio
 
     from aiohttp import web
 
-    body = json.dumps(REPLY, ensure_ascii=False).encode()
-    events = [event + b"\n\n" for event in sse_events().split(b"\n\n") if event]
+    def answering(reply: dict[str, Any], sse: bytes) -> Callable[[web.Request], Any]:
+        body = json.dumps(reply, ensure_ascii=False).encode()
+        events = [event + b"\n\n" for event in sse.split(b"\n\n") if event]
 
-    async def messages(request: web.Request) -> web.StreamResponse:
-        payload = json.loads(await request.read())
-        if not payload.get("stream"):
-            return web.Response(body=body, content_type="application/json")
-        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
-        await response.prepare(request)
-        for event in events:
-            await response.write(event)
-        await response.write_eof()
-        return response
+        async def answer(request: web.Request) -> web.StreamResponse:
+            payload = json.loads(await request.read())
+            if not payload.get("stream"):
+                return web.Response(body=body, content_type="application/json")
+            response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+            await response.prepare(request)
+            for event in events:
+                await response.write(event)
+            await response.write_eof()
+            return response
 
-    asyncio.run(_serve_messages(messages, lambda port: Path(port_file).write_text(str(port))))
+        return answer
+
+    routes = {"/v1/messages": answering(REPLY, sse_events()),
+              "/v1/responses": answering(RESPONSES_REPLY, responses_sse_events())}  # fmt: skip
+    asyncio.run(_serve(routes, lambda port: Path(port_file).write_text(str(port))))
 
 
 def serve_forwarder(upstream_port: int) -> None:
@@ -93,11 +117,12 @@ def serve_forwarder(upstream_port: int) -> None:
 
     async def main() -> None:
         session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())
-        upstream = f"http://127.0.0.1:{upstream_port}/v1/messages"
+        upstream = f"http://127.0.0.1:{upstream_port}"
 
         async def forward(request: web.Request) -> web.StreamResponse:
             body = await request.read()
-            async with session.post(upstream, data=body, headers={"content-type": "application/json"}) as answer:
+            headers = {"content-type": "application/json"}
+            async with session.post(upstream + request.path, data=body, headers=headers) as answer:
                 if not answer.headers.get("content-type", "").startswith("text/event-stream"):
                     return web.Response(body=await answer.read(), status=answer.status, content_type="application/json")
                 response = web.StreamResponse(status=answer.status, headers={"content-type": "text/event-stream"})
@@ -110,19 +135,23 @@ def serve_forwarder(upstream_port: int) -> None:
         def announce(port: int) -> None:
             print(f"forwarder: listening on http://127.0.0.1:{port}", flush=True)
 
-        await _serve_messages(forward, announce)
+        await _serve({route: forward for route in ROUTES}, announce)
 
     asyncio.run(main())
 
 
-async def _serve_messages(handler: Any, announce: Callable[[int], object]) -> None:
-    """Serve ``handler`` at POST /v1/messages on a free loopback port, ``announce`` the port, serve forever."""
+ROUTES = ("/v1/messages", "/v1/responses")
+
+
+async def _serve(handlers: dict[str, Any], announce: Callable[[int], object]) -> None:
+    """Serve each handler at POST on its path on a free loopback port, ``announce`` the port, serve forever."""
     import asyncio
 
     from aiohttp import web
 
     app = web.Application()
-    app.router.add_post("/v1/messages", handler)
+    for path, handler in handlers.items():
+        app.router.add_post(path, handler)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -131,8 +160,10 @@ async def _serve_messages(handler: Any, announce: Callable[[int], object]) -> No
     await asyncio.Event().wait()
 
 
-def request_body(number: int, stream: bool) -> bytes:
+def request_body(number: int, stream: bool, route: str = "/v1/messages") -> bytes:
     """A realistic turn: system prompt, a tool round trip, a new user message (about 2 KB)."""
+    if route == "/v1/responses":
+        return responses_request_body(number, stream)
     messages = [
         {"role": "user", "content": f"第 {number} 次：北京明天天气怎么样？" + "请详细说明。" * 20},
         {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{number}", "name": "maps_weather",
@@ -147,11 +178,28 @@ def request_body(number: int, stream: bool) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def timed_request(connection: http.client.HTTPConnection, body: bytes, stream: bool) -> float:
+def responses_request_body(number: int, stream: bool) -> bytes:
+    """The same turn as the Responses API sends it: instructions, input items, a function tool."""
+    call_id = f"call_{number}"
+    items = [
+        {"role": "user", "content": f"第 {number} 次：北京明天天气怎么样？" + "请详细说明。" * 20},
+        {"type": "function_call", "id": f"fc_{number}", "call_id": call_id, "name": "maps_weather",
+         "arguments": '{"city": "北京", "date": "2026-04-08"}'},
+        {"type": "function_call_output", "call_id": call_id, "output": '{"weather": "晴", "high": 25, "low": 12}'},
+    ]  # fmt: skip
+    body: dict[str, Any] = {"model": "gpt-bench", "instructions": "你是一个出行助手。" * 30, "input": items,
+            "tools": [{"type": "function", "name": "maps_weather", "description": "天气",
+                       "parameters": {"type": "object"}}]}  # fmt: skip
+    if stream:
+        body["stream"] = True
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def timed_request(connection: http.client.HTTPConnection, body: bytes, stream: bool, route: str) -> float:
     """Seconds until the whole JSON body, or until the first complete SSE event, arrived."""
     started = time.perf_counter()
-    connection.request("POST", "/v1/messages", body=body, headers={"content-type": "application/json",
-                                                                   "x-api-key": "bench-key-not-secret"})  # fmt: skip
+    connection.request("POST", route, body=body, headers={"content-type": "application/json",
+                                                          "x-api-key": "bench-key-not-secret"})  # fmt: skip
     response = connection.getresponse()
     if not stream:
         response.read()
@@ -169,7 +217,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(direct_port: int, proxies: dict[str, int], requests: int, stream: bool, warmup: int) -> dict[str, dict]:
+def measure(
+    direct_port: int, proxies: dict[str, int], requests: int, stream: bool, warmup: int, route: str
+) -> dict[str, dict]:
     """Interleave direct and proxied requests (the order rotating each round); per proxy, the added latency
     of each proxied request over the direct one of the same round."""
     names = ["direct", *proxies]
@@ -177,10 +227,10 @@ def measure(direct_port: int, proxies: dict[str, int], requests: int, stream: bo
     connections.update({name: http.client.HTTPConnection("127.0.0.1", port) for name, port in proxies.items()})
     samples: dict[str, list[float]] = {name: [] for name in names}
     for number in range(warmup + requests):
-        body = request_body(number, stream)
+        body = request_body(number, stream, route)
         shift = number % len(names)
         for name in names[shift:] + names[:shift]:
-            elapsed = timed_request(connections[name], body, stream)
+            elapsed = timed_request(connections[name], body, stream, route)
             if number >= warmup:
                 samples[name].append(elapsed * 1000)
     for connection in connections.values():
@@ -241,9 +291,11 @@ def main() -> int:
                 assert forwarder.stdout is not None
                 proxies["bare aiohttp forwarder (reference)"] = int(forwarder.stdout.readline().rsplit(":", 1)[1])
             results = {}
-            for kind, stream in (("JSON response", False), ("first SSE event", True)):
-                for name, figures in measure(upstream_port, proxies, args.requests, stream, args.warmup).items():
-                    results[f"{kind}: {name}"] = figures
+            for api, route in (("", "/v1/messages"), ("Responses API, ", "/v1/responses")):
+                for kind, stream in (("JSON response", False), ("first SSE event", True)):
+                    figures = measure(upstream_port, proxies, args.requests, stream, args.warmup, route)
+                    for name, row in figures.items():
+                        results[f"{api}{kind}: {name}"] = row
             recorded = len(list(traces.glob("*.jsonl")))
         finally:
             for process in (proxy, forwarder, upstream):
