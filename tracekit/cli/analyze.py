@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from tracekit.cli.common import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
+from tracekit.progress import Progress
 
 if TYPE_CHECKING:
     from tracekit.analyze.results import AnalyzeSettings, FileOutcome, RunOutcome
@@ -191,7 +192,7 @@ def _run(
 
     bar = None
     if show_progress:
-        bar = stack.enter_context(click.progressbar(length=len(files), label="Analyzing", file=sys.stderr))
+        bar = stack.enter_context(Progress(len(files), label="Analyzing"))
 
     def on_outcome(outcome: FileOutcome) -> None:
         for problem in outcome.problems:
@@ -199,7 +200,7 @@ def _run(
         if outcome.error is not None:
             click.echo(f"error: {outcome.error}", err=True)
         if bar is not None:
-            bar.update(1)
+            bar.advance(str(outcome.path), ok=outcome.error is None)
 
     return write_results(files, out, settings, jobs=jobs, on_outcome=on_outcome)
 
