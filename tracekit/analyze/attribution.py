@@ -10,7 +10,9 @@ The record keeps the seed's five fields (cases/c4/ATTRIBUTION.md)::
 
 as ``case``, ``failure_type`` (Chinese) / ``failure_kind`` (English key), ``symptom``, ``root_cause``,
 ``fix``, plus ``clause`` (the case's Fail clause that was met, verbatim), ``also`` (other failure kinds
-seen) and ``evidence``. Only ``fail`` verdicts get a record, and only when a signal names a type.
+seen) and ``evidence``. Only ``fail`` verdicts of C4 cases get a record, and only when a signal names a
+type. Three of the five types are the seed's own (循环, 死锁, 过早放弃); 放弃无说明 and 编造 are constructed
+for its AR Fail lines (cases/c4/ATTRIBUTION.md says so).
 
 Signals come from detector findings (retry storms, loops, repeated calls, made-up identifiers), failed
 checks and judged checks that carry a ``failure_kind``. Count checks (too many calls, too few attempts,
@@ -126,8 +128,9 @@ def clause_kind(clause: str, category: str | None = None) -> str | None:
 
 
 def attribute(run: CaseRun, result: str, checks: list[Check], findings: list[Finding]) -> dict[str, Any] | None:
-    """The seed 004 record of a failing run, or None (not failing, or no signal names a type)."""
-    if result != "fail":
+    """The seed 004 record of a failing run of a C4 case, or None (another dimension, not failing, or no signal
+    names a type). The seed asks for attribution of its own C4 cases only (cases/c4/ATTRIBUTION.md)."""
+    if result != "fail" or run.case.dimension != "C4":
         return None
     signals = collect_signals(run, checks, findings)
     if not signals:

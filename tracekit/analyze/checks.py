@@ -8,8 +8,8 @@ The ``Check`` model and its results are in ``check`` (re-exported here).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze import counts, outcome_checks
@@ -21,24 +21,77 @@ from tracekit.cases.tool_schema import property_schema
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
     from tracekit.analyze.graph import CallNode
-    from tracekit.cases import ExpectedCall
+    from tracekit.cases import Expect, ExpectedCall
 
 #: How a ``forbidden_calls`` note marks a seed 003 parameter rule (cases/traps/SCORING.md).
 PARAMETER_RULE_NOTE = "参数语义规则"
 
 def evaluate_expect(run: CaseRun) -> list[Check]:
-    """Every machine check the case's ``expect`` asks for."""
+    """Every machine check the case's ``expect`` asks for, then its branches (``either``), the checks of its
+    Pass line alone (``for_pass``: a failure there is ``acceptable``) and its advisory checks (NOT SEED
+    TEXT: ``info``, never deciding)."""
+    expect = run.case.expect
+    checks = _evaluate(run)
+    if expect.either:
+        checks.append(_either(run))
+    if expect.for_pass is not None:
+        for check in _evaluate(_with_expect(run, expect.for_pass)):
+            if check.result == "fail":
+                check.result = "acceptable"
+                check.evidence = f"the Pass line asks for it, the Fail line does not: {check.evidence}"
+            check.name = f"for_pass:{check.name}"
+            checks.append(check)
+    if expect.advisory is not None:
+        for check in _evaluate(_with_expect(run, expect.advisory)):
+            if check.result in ("pass", "acceptable", "fail"):
+                check.evidence = f"NOT SEED TEXT (advisory, never decides): {check.result}: {check.evidence}"
+                check.result = "info"
+            check.name = f"advisory:{check.name}"
+            checks.append(check)
+    return checks
+
+
+def _evaluate(run: CaseRun) -> list[Check]:
     checks: list[Check] = []
     for evaluate in [*_CHECKS, *outcome_checks.CHECKS]:
         checks.extend(evaluate(run))
     return checks
 
 
+def _with_expect(run: CaseRun, expect: Expect) -> CaseRun:
+    """The same run checked against other expectations (a branch, the for-pass or the advisory checks)."""
+    case = run.case.model_copy(update={"expect": expect})
+    return replace(run, case=case)
+
+
+def _either(run: CaseRun) -> Check:
+    """A Pass line "A 或 B": passes when the checks of one branch all pass (none fails or is undecided)."""
+    held: list[str] = []
+    shown: list[str] = []
+    calls: list[int] = []
+    undecided = False
+    for branch in run.case.expect.either:
+        results = _evaluate(_with_expect(run, branch.expect))
+        deciding = [check for check in results if check.result in ("pass", "acceptable", "fail", "pending", "error")]
+        bad = [check for check in deciding if check.result == "fail"]
+        open_ = [check for check in deciding if check.result in ("pending", "error")]
+        if not bad and not open_:
+            held.append(branch.label)
+            calls.extend(index for check in deciding for index in check.calls)
+        undecided = undecided or (not bad and bool(open_))
+        detail = "; ".join(f"{check.name} {check.result}: {check.evidence}" for check in (bad or open_ or deciding))
+        shown.append(f"「{branch.label}」: {'holds' if not bad and not open_ else 'does not hold'} ({detail})")
+    result: CheckResult = "pass" if held else "pending" if undecided else "fail"
+    labels = [branch.label for branch in run.case.expect.either]
+    return Check("either", result, " / ".join(shown), sorted(set(calls)), labels, held or None)
+
+
 # --------------------------------------------------------------------------- required and forbidden calls
 
 
 def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[bool, list[str]]:
-    """Whether ``node`` satisfies an expected call (tool and every argument matcher), with reasons."""
+    """Whether ``node`` satisfies an expected call (tool, every argument matcher, the whole-arguments matcher
+    and ``no_extra_args``), with reasons."""
     if node.tool not in expected.tools:
         return False, [f"tool {node.tool} is not {' or '.join(expected.tools)}"]
     schema = _input_schema(run, node.tool)
@@ -47,6 +100,7 @@ def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[
     for name, matcher in expected.args.items():
         context = MatchContext(
             now=run.case.context.now,
+            weekday=run.case.context.weekday,
             param_schema=property_schema(schema, name) if schema else None,
             earlier=earlier,
         )
@@ -54,23 +108,73 @@ def call_matches(run: CaseRun, expected: ExpectedCall, node: CallNode) -> tuple[
         matched, why = match_argument(matcher, value, context)
         ok = ok and matched
         reasons.append(f"{name}: {'ok' if matched else 'no'} ({why})")
+    if expected.args_exact is not None:
+        matched = equal_values(expected.args_exact, node.arguments)
+        ok = ok and matched
+        reasons.append(f"arguments: {'ok' if matched else 'no'} (expected exactly {expected.args_exact!r}, "
+                       f"got {node.arguments!r})")  # fmt: skip
+    if expected.no_extra_args:
+        named = set(expected.args) | set(expected.args_exact or {})
+        extra = sorted(set(node.arguments) - named) if isinstance(node.arguments, dict) else []
+        ok = ok and not extra
+        shown = f" (extra: {', '.join(extra)})" if extra else ""
+        reasons.append(f"no extra arguments: {'ok' if not extra else 'no'}{shown}")
     return ok, reasons
 
 
+def match_distinct(candidates: Sequence[Sequence[int]]) -> list[int | None]:
+    """A maximum matching of expected items to distinct actual items: ``candidates[i]`` lists the actual
+    items expected item ``i`` may take (in order of preference); the answer gives each expected item its
+    actual item, or None. Two expected calls are never satisfied by one call."""
+    owner: dict[int, int] = {}
+
+    def assign(item: int, seen: set[int]) -> bool:
+        for actual in candidates[item]:
+            if actual in seen:
+                continue
+            seen.add(actual)
+            if actual not in owner or assign(owner[actual], seen):
+                owner[actual] = item
+                return True
+        return False
+
+    for item in range(len(candidates)):
+        assign(item, set())
+    chosen: list[int | None] = [None] * len(candidates)
+    for actual, item in owner.items():
+        chosen[item] = actual
+    return chosen
+
+
 def _required_calls(run: CaseRun) -> Iterator[Check]:
-    for position, expected in enumerate(run.case.expect.calls):
+    expected_calls = run.case.expect.calls
+    outcomes_of = [
+        [(node, *call_matches(run, expected, node)) for node in run.judged if node.tool in expected.tools]
+        for expected in expected_calls
+    ]
+    # Each expected call takes a call of its own (agentevals' trajectory match does the same).
+    chosen = match_distinct([[node.index for node, ok, _ in outcomes if ok] for outcomes in outcomes_of])
+    for position, expected in enumerate(expected_calls):
         name = f"calls[{position}]:{'|'.join(expected.tools)}"
-        candidates = [node for node in run.judged if node.tool in expected.tools]
-        if not candidates:
+        outcomes = outcomes_of[position]
+        if not outcomes:
             called = ", ".join(node.tool for node in run.judged) or "no tool"
             yield Check(name, "fail", f"{' or '.join(expected.tools)} was never called (called: {called})")
             continue
-        outcomes = [(node, *call_matches(run, expected, node)) for node in candidates]
-        good = next((outcome for outcome in outcomes if outcome[1]), None)
+        good = next((outcome for outcome in outcomes if outcome[0].index == chosen[position]), None)
         if good is not None:
             node, _, reasons = good
             detail = f": {'; '.join(reasons)}" if reasons else ""
             yield Check(name, "pass", f"call #{node.index} {node.tool}{detail}", [node.index])
+        elif any(ok for _, ok, _ in outcomes):
+            taken = ", ".join(f"#{node.index}" for node, ok, _ in outcomes if ok)
+            yield Check(
+                name,
+                "fail",
+                f"the matching call(s) {taken} already satisfy another expected call; each expected call needs a "
+                f"call of its own",
+                [node.index for node, _, _ in outcomes],
+            )
         else:
             node, _, reasons = outcomes[-1]
             yield Check(
@@ -165,36 +269,82 @@ def _ask_user(run: CaseRun) -> Iterator[Check]:
 # --------------------------------------------------------------------------- order and data flow
 
 
-def order_holds(mode: str, sequence: list[str], tools: list[str]) -> bool:
-    """Whether a sequence of tool names meets an order requirement (see ``CallOrder``)."""
+def order_holds(
+    mode: str,
+    sequence: list[str],
+    tools: list[str],
+    fits: Callable[[int, int], bool] | None = None,
+    turns: list[int] | None = None,
+) -> bool:
+    """Whether the agent's calls meet an order requirement (see ``CallOrder``).
+
+    ``sequence`` are the tools of the calls, ``tools`` the expected tools; ``fits(i, j)`` says whether call
+    ``j`` satisfies expected call ``i`` (default: same tool); ``turns`` the assistant turn of each call, so
+    that calls issued together may come in any order among themselves under ``strict``.
+    Calls are counted as multisets and matched one to one, as agentevals does."""
+    fit = fits or (lambda i, j: tools[i] == sequence[j])
+    expected, actual = range(len(tools)), range(len(sequence))
     if mode == "strict":
-        return sequence == tools
+        if len(sequence) != len(tools):
+            return False
+        groups = _turn_groups(turns or list(actual))
+        return all(
+            all(item is not None for item in match_distinct([[j for j in group if fit(i, j)] for i in group]))
+            for group in groups
+        )
     if mode == "in-order":
-        remaining = iter(sequence)
-        return all(any(name == tool for name in remaining) for tool in tools)
-    if mode == "any-order":
-        have = Counter(sequence)
-        return all(have[tool] >= count for tool, count in Counter(tools).items())
+        position = 0
+        for i in expected:
+            position = next((j for j in range(position, len(sequence)) if fit(i, j)), -1) + 1
+            if position == 0:
+                return False
+        return True
+    superset = all(item is not None for item in match_distinct([[j for j in actual if fit(i, j)] for i in expected]))
+    subset = all(item is not None for item in match_distinct([[i for i in expected if fit(i, j)] for j in actual]))
+    if mode in ("any-order", "superset"):
+        return superset
     if mode == "subset":
-        return set(sequence) <= set(tools)
-    if mode == "superset":
-        return set(sequence) >= set(tools)
+        return subset
+    if mode == "unordered":
+        return len(sequence) == len(tools) and superset
     raise ValueError(f"unknown order mode {mode!r}")
+
+
+def _turn_groups(turns: list[int]) -> list[list[int]]:
+    """Positions of consecutive calls issued in the same turn."""
+    groups: list[list[int]] = []
+    for position, turn in enumerate(turns):
+        if groups and turns[groups[-1][-1]] == turn:
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+    return groups
 
 
 def _order(run: CaseRun) -> Iterator[Check]:
     order = run.case.expect.order
     if order is None:
         return
-    sequence = [node.tool for node in run.judged]
-    ok = order_holds(order.mode, sequence, order.tools)
+    judged = run.judged
+    sequence = [node.tool for node in judged]
+    items = order.tools
+
+    def fits(i: int, j: int) -> bool:
+        item = items[i]
+        if isinstance(item, str):
+            return item == judged[j].tool
+        return call_matches(run, item, judged[j])[0]
+
+    ok = order_holds(order.mode, sequence, order.tool_names, fits, [node.turn for node in judged])
     shown = " → ".join(sequence) or "no calls"
+    expected = [item if isinstance(item, str) else item.model_dump(exclude_defaults=True) for item in items]
+    names = [item if isinstance(item, str) else "|".join(item.tools) for item in items]
     yield Check(
         f"order:{order.mode}",
         "pass" if ok else "fail",
-        f"calls: {shown}; expected ({order.mode}): {' → '.join(order.tools)}",
-        [node.index for node in run.judged],
-        order.tools,
+        f"calls: {shown}; expected ({order.mode}): {' → '.join(names)}",
+        [node.index for node in judged],
+        expected,
         sequence,
     )
 

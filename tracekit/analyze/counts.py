@@ -8,6 +8,8 @@ Definitions (shared with the case library, see ``.team/requests-model.md``):
 - ``loop_repeats``: the most times a cycle of 2-4 calls ran back to back, the same tools position by
   position (arguments may differ: A B A B = 2); a trace with calls but no such cycle counts 1.
 - ``attempts``: distinct calls (tool + canonical arguments) after the history: strategies tried.
+- ``calls_after_failure``: calls of a tool made after one of its calls (history included: a failure the
+  agent was shown) had returned an error, any arguments, whatever they returned ("继续调用已知失败的工具").
 """
 
 from __future__ import annotations
@@ -64,6 +66,17 @@ def loop_repeats(nodes: list[CallNode], periods: range = range(2, 5)) -> tuple[i
             if count > best[0]:
                 best = (count, [node.index for node in nodes[start : start + count * period]])
     return best
+
+
+def calls_after_failure(nodes: list[CallNode]) -> list[int]:
+    """Judged calls of a tool issued after one of that tool's calls had returned an error."""
+    calls: list[int] = []
+    for node in nodes:
+        if node.history:
+            continue
+        if any(o.tool == node.tool and o.has_result and o.is_error and o.returned_before(node) for o in nodes):
+            calls.append(node.index)
+    return calls
 
 
 def attempts(nodes: list[CallNode]) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.values import same_scalar, values_at
-from tracekit.cases.dates import DateError, parse_date_value, resolve_date
+from tracekit.cases.dates import DateError, date_readings, parse_date_value
 from tracekit.trace.canonical import canonical_json
 
 if TYPE_CHECKING:
@@ -34,9 +34,11 @@ MISSING: Any = _Missing()
 
 @dataclass
 class MatchContext:
-    """What matchers may consult: the case's date, the tool's schema, the calls before this one."""
+    """What matchers may consult: the case's date (and the weekday the seed gives it), the tool's schema, the
+    calls before this one."""
 
     now: dt.date | None = None
+    weekday: str | None = None
     param_schema: dict[str, Any] | None = None
     earlier: list[CallNode] = field(default_factory=list)
 
@@ -124,14 +126,20 @@ def _enum(expected: bool | list[Any], value: Any, context: MatchContext) -> Matc
 
 def _relative_date(phrase: str, value: Any, context: MatchContext) -> MatchResult:
     try:
-        span = resolve_date(phrase, context.now)
+        readings = date_readings(phrase, context.now, context.weekday)
     except DateError as exc:
         return False, str(exc)
     day = parse_date_value(value)
-    expected = f"{phrase!r} = {span} (now {context.now})"
+    if len(readings) == 1:
+        expected = f"{phrase!r} = {readings[0][0]} (now {context.now})"
+    else:
+        # The seed contradicts itself about now's weekday: either reading is right (DESIGN.md "Cases").
+        expected = f"{phrase!r} = " + " or ".join(f"{span} ({why})" for span, why in readings)
     if day is None:
         return False, f"expected a date: {expected}; got {value!r}"
-    return day in span, f"expected {expected}, got {value!r}"
+    matched = next((why for span, why in readings if day in span), None)
+    accepted = f"; accepted on the reading '{matched}'" if matched is not None and len(readings) > 1 else ""
+    return matched is not None, f"expected {expected}, got {value!r}{accepted}"
 
 
 def _from_output(reference: Any, value: Any, context: MatchContext) -> MatchResult:

@@ -77,6 +77,35 @@ def _count_tiers(run: CaseRun) -> Iterator[Check]:
     if expect.attempts is not None:
         number = counts.attempts(judged)
         yield _tiered("attempts", expect.attempts, number, f"{number} distinct calls tried")
+    if expect.calls_after_failure is not None:
+        calls = counts.calls_after_failure(run.graph.nodes)
+        tools = ", ".join(sorted({run.graph.node(index).tool for index in calls})) or "none"
+        yield _tiered(
+            "calls_after_failure",
+            expect.calls_after_failure,
+            len(calls),
+            f"{len(calls)} calls of a tool after it had returned an error ({tools})",
+            calls,
+        )
+
+
+def _efficiency_score(run: CaseRun) -> Iterator[Check]:
+    """Seed 001's 效率得分 decides the case: (optimal steps / steps) x (optimal tokens / tokens) x 100."""
+    rule = run.case.expect.efficiency_score
+    if rule is None:
+        return
+    steps = max(len(run.judged), 1)
+    tokens = run.answer_tokens
+    if not tokens.tokens:
+        yield Check("efficiency_score", "fail", "no final answer: the efficiency score cannot be computed")
+        return
+    score = (rule.optimal_steps / steps) * (rule.optimal_tokens / tokens.tokens) * 100
+    shown = round(score, 1)
+    evidence = (
+        f"效率得分 = ({rule.optimal_steps}/{steps} 步) × ({rule.optimal_tokens}/{tokens.tokens} tokens, "
+        f"{tokens.method}) × 100 = {shown}"
+    )
+    yield _tiered("efficiency_score", rule.tiers, shown, evidence, [node.index for node in run.judged])
 
 
 # --------------------------------------------------------------------------- selection, recovery, answer
@@ -169,6 +198,10 @@ def _answer(run: CaseRun) -> Iterator[Check]:
     problems += [f"contains {s!r}" for s in answer_check.not_contains if s in text]
     if answer_check.regex is not None and re.search(answer_check.regex, text) is None:
         problems.append(f"does not match /{answer_check.regex}/")
+    if answer_check.not_regex is not None:
+        found = re.search(answer_check.not_regex, text)
+        if found is not None:
+            problems.append(f"contains {found[0]!r} (/{answer_check.not_regex}/)")
     shown = text[:160] + ("…" if len(text) > 160 else "")
     if problems:
         yield Check("answer", "fail", f"final answer {'; '.join(problems)}: {shown!r}")
@@ -176,5 +209,7 @@ def _answer(run: CaseRun) -> Iterator[Check]:
         yield Check("answer", "pass", f"final answer: {shown!r}")
 
 
-CHECKS: list[Callable[[CaseRun], Iterator[Check]]] = [_count_tiers, _tool_tiers, _recovery, _answer]
+CHECKS: list[Callable[[CaseRun], Iterator[Check]]] = [
+    _count_tiers, _efficiency_score, _tool_tiers, _recovery, _answer
+]
 """The outcome checks, in the order they are listed in a verdict."""

@@ -36,7 +36,10 @@ def tool_tier(run: CaseRun, tool: str) -> tuple[Tier, str]:
         return "wrong", "not offered"
     if tool in case.expect.forbidden_tools:
         return "wrong", "forbidden"
-    expected = case.expected_tool_names() - set(case.expect.forbidden_tools)
+    discouraged = case.discouraged_tool_names()
+    if tool in discouraged:
+        return "acceptable", "discouraged"
+    expected = case.expected_tool_names() - set(case.expect.forbidden_tools) - discouraged
     if tool in expected:
         return "best", "expected"
     if not expected:

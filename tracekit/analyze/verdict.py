@@ -89,6 +89,8 @@ def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str)
 def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> dict[str, Any]:
     """``traces[].verdict`` of the analyze JSON for a trace bound to a case."""
     checks = evaluate_expect(run)
+    if run.history_problem is not None:
+        checks.insert(0, Check("history", "info", run.history_problem))
     uses_judge = run.case.uses_judge
     if not any(check.result in GRADES or check.result in UNDECIDED for check in checks) and not uses_judge:
         checks.append(Check("expect", "info", "the case has no machine checks"))

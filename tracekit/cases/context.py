@@ -27,6 +27,11 @@ class Context(StrictModel):
     now: dt.date | None = Field(
         default=None, description="The current date of the case ('当前日期'); relative dates resolve from it."
     )
+    weekday: str | None = Field(
+        default=None,
+        description="The weekday the seed gives for `now`, verbatim (e.g. '周一'). When the calendar disagrees "
+        "(the seeds call 2026-04-07 周一, a Tuesday), relative dates are accepted on either reading.",
+    )
     location: str | None = Field(default=None, description="Where the user is, when the seed says so.")
     tools: list[str] = Field(
         default_factory=list, description="Tools offered to the agent, by catalog name (cases/tools/)."

@@ -61,6 +61,7 @@ _DAY_OFFSETS = {
     "大前天": -3, "前天": -2, "昨天": -1, "今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3,
 }  # fmt: skip
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "七": 6}
+_WEEKDAY_NAMES = "一二三四五六日"
 _NUMERALS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
 _WEEK_PREFIX = r"(?P<which>这|本|这个|下|下个|下下|下下个|上|上个)?"
@@ -94,6 +95,37 @@ def resolve_date(phrase: str, now: dt.date | None) -> DateSpan:
         if span is not None:
             return span
     raise DateError(f"unknown date phrase {phrase!r}")
+
+
+def weekday_number(text: str | None) -> int | None:
+    """Monday = 0 for a weekday name ('周一', '星期五', '礼拜天'), None for anything else."""
+    match = re.fullmatch(rf"\s*{_WEEK_WORD}(?P<day>[一二三四五六日天七])\s*", text or "")
+    return _WEEKDAYS[match["day"]] if match else None
+
+
+def date_readings(phrase: str, now: dt.date | None, stated_weekday: str | None = None) -> list[tuple[DateSpan, str]]:
+    """The days a phrase may mean: the calendar's reading, then, when the case states a weekday for ``now``
+    that the calendar contradicts and the phrase counts in weeks, the reading that trusts the stated weekday.
+
+    The seeds call 2026-04-07 周一 (it is a Tuesday); trusting that, 下周五 is 2026-04-18:
+
+    >>> [(str(span), why) for span, why in date_readings("下周五", dt.date(2026, 4, 7), "周一")]
+    [('2026-04-17', 'calendar: 2026-04-07 is 周二'), ('2026-04-18', 'the seed calls 2026-04-07 周一')]
+
+    Raises ``DateError`` as ``resolve_date`` does."""
+    span = resolve_date(phrase, now)
+    stated = weekday_number(stated_weekday)
+    if now is None or stated is None or stated == now.weekday():
+        return [(span, f"calendar: {now} is 周{_WEEKDAY_NAMES[now.weekday()]}" if now else "calendar")]
+    readings = [(span, f"calendar: {now} is 周{_WEEKDAY_NAMES[now.weekday()]}")]
+    compact = re.sub(r"\s+", "", phrase)
+    if any(pattern.match(compact) for pattern in (_WEEKDAY_RE, _WEEK_RE, _WEEKEND_RE)):
+        shift = dt.timedelta(days=now.weekday() - stated)
+        seeded = resolve_date(phrase, now - shift)
+        seeded = DateSpan(seeded.start + shift, seeded.end + shift)
+        if seeded != span:
+            readings.append((seeded, f"the seed calls {now} {stated_weekday}"))
+    return readings
 
 
 def parse_date_value(value: object) -> dt.date | None:

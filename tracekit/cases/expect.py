@@ -9,21 +9,38 @@ from pydantic import Field
 
 from tracekit.cases.base import StrictModel
 from tracekit.cases.matchers import ExpectedCall
-from tracekit.cases.tiers import Tiers, ToolTiers
+from tracekit.cases.tiers import Bound, Tiers, ToolTiers
 
-OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset"]
+OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset", "unordered"]
 
 
 class CallOrder(StrictModel):
-    """Order requirement over the agent's tool calls (agentevals' trajectory match modes).
+    """Order requirement over the agent's tool calls, following agentevals' trajectory match modes
+    (``langchain-ai/agentevals`` ``python/tests/test_trajectory.py``).
 
-    ``strict`` exactly these calls in this order; ``in-order`` these tools appear in this order, others
-    may interleave; ``any-order`` all appear, any order; ``subset`` no tool outside the list;
-    ``superset`` at least these tools.
+    The expected calls are tool names, or expected calls with argument matchers (``ExpectedCall``). Calls
+    are counted, not merely named: two expected calls of a tool need two calls of it, and each expected
+    call is matched to a distinct call of the agent.
+
+    ``strict`` exactly these calls in this order (calls the agent issued together in one turn may come in
+    any order among themselves); ``in-order`` these calls appear in this order, others may interleave;
+    ``superset`` (alias ``any-order``) every expected call is matched, any order, other calls allowed;
+    ``subset`` every call of the agent is matched to an expected one (fewer is fine, nothing outside the
+    list, no tool more often than listed); ``unordered`` the same calls as expected, any order.
     """
 
     mode: OrderMode = Field(description="How the trajectory is compared with `tools`.")
-    tools: list[str] = Field(min_length=1, description="Tool names, in the expected order.")
+    tools: list[str | ExpectedCall] = Field(
+        min_length=1, description="Expected calls in the expected order: tool names, or calls with argument matchers."
+    )
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The tools the expected calls name, in order (every alternative of a one_of_tools call)."""
+        names: list[str] = []
+        for item in self.tools:
+            names.extend([item] if isinstance(item, str) else item.tools)
+        return names
 
 
 class DataFlow(StrictModel):
@@ -65,10 +82,43 @@ class AnswerCheck(StrictModel):
     contains_any: list[str] = Field(default_factory=list, description="At least one must appear.")
     not_contains: list[str] = Field(default_factory=list, description="None may appear.")
     regex: str | None = Field(default=None, description="A regular expression that must match.")
+    not_regex: str | None = Field(
+        default=None, description="A regular expression that must not match (e.g. a made-up flight number)."
+    )
+
+
+class EfficiencyScore(StrictModel):
+    """Seed 001's overall efficiency score of a case, graded by its tiers:
+    (optimal_steps / steps) x (optimal_tokens / answer tokens) x 100, uncapped, as the seed writes it
+    ("效率得分 = (1/实际步骤数) × (150/实际 tokens) × 100"). Steps are the tool calls after the history
+    (at least 1: the answer itself is a step)."""
+
+    optimal_steps: int = Field(ge=1, description="The seed's optimal number of steps (理论最优).")
+    optimal_tokens: int = Field(ge=1, description="The seed's optimal answer length in tokens (理论最优).")
+    pass_: Bound = Field(alias="pass", description="Scores that pass (e.g. min 80).")
+    acceptable: Bound | None = Field(default=None, description="Scores that are acceptable (e.g. min 60).")
+
+    @property
+    def tiers(self) -> Tiers:
+        """The pass / acceptable intervals as ``Tiers``."""
+        return Tiers.model_validate({"pass": self.pass_, "acceptable": self.acceptable})
+
+
+class Branch(StrictModel):
+    """One branch of a seed line "A 或 B": the checks that make it hold."""
+
+    label: str = Field(min_length=1, description="The seed's words for this branch, verbatim.")
+    expect: Expect = Field(description="The checks of the branch; the branch holds when none fails.")
 
 
 class Expect(StrictModel):
-    """Machine checks of a case: what the trace must (not) contain after the history."""
+    """Machine checks of a case: what the trace must (not) contain after the history.
+
+    Every check is seed text unless it sits under ``advisory`` (constraints the seed does not state, marked
+    NOT SEED TEXT: reported, never deciding). ``for_pass`` holds what the seed's Pass line asks beyond its
+    Fail line: failing one of those makes the verdict acceptable, not fail. ``either`` holds the branches of
+    a Pass line "A 或 B": it passes when one branch does.
+    """
 
     calls: list[ExpectedCall] = Field(default_factory=list, description="Calls the agent must make.")
     forbidden_tools: list[str] = Field(default_factory=list, description="Tools the agent must not call.")
@@ -107,4 +157,28 @@ class Expect(StrictModel):
     )
     recovery: Recovery | None = Field(default=None, description="Failure recovery is scored.")
     answer: AnswerCheck | None = Field(default=None, description="Checks on the final answer text.")
+    efficiency_score: EfficiencyScore | None = Field(
+        default=None, description="Seed 001's efficiency score formula and its tiers (the formula decides)."
+    )
+    calls_after_failure: Tiers | None = Field(
+        default=None,
+        description="Tiers of the calls of a tool made after that tool had returned an error in this trace "
+        "(\"继续调用已知失败的工具\").",
+    )
+    either: list[Branch] = Field(
+        default_factory=list, description="Branches of a Pass line 'A 或 B': the check passes when one branch holds."
+    )
+    for_pass: Expect | None = Field(
+        default=None,
+        description="Checks the seed's Pass line asks for but its Fail line does not: a failing one makes the "
+        "verdict acceptable, not fail.",
+    )
+    advisory: Expect | None = Field(
+        default=None,
+        description="NOT SEED TEXT: constraints the seed does not state, reported as advisory notes, never deciding.",
+    )
 
+
+
+Branch.model_rebuild()
+Expect.model_rebuild()

@@ -87,12 +87,30 @@ class ArgMatcher(StrictModel):
 
 
 class ExpectedCall(StrictModel):
-    """A call the agent should make (or, under ``forbidden_calls``, must not make)."""
+    """A call the agent should make (or, under ``forbidden_calls``, must not make).
+
+    ``args`` checks arguments one by one (name -> matcher); written ``args: {exact: {...}}`` it is one
+    matcher over the whole arguments object (equal, canonically). ``no_extra_args`` also refuses any
+    argument that ``args`` does not name.
+    """
 
     tool: str | None = Field(default=None, description="The tool to call.")
     one_of_tools: list[str] | None = Field(default=None, description="Any of these tools satisfies the check.")
     args: dict[str, ArgMatcher] = Field(default_factory=dict, description="Argument name -> matcher.")
+    args_exact: dict[str, Any] | None = Field(
+        default=None, description="The whole arguments object, compared canonically (written `args: {exact: ...}`)."
+    )
+    no_extra_args: bool = Field(default=False, description="true: no argument beyond those `args` names.")
     note: str | None = Field(default=None, description="Why this call is expected (free text).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_arguments(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            args = data.get("args")
+            if isinstance(args, dict) and list(args) == ["exact"] and isinstance(args["exact"], dict):
+                data = {**data, "args": {}, "args_exact": args["exact"]}
+        return data
 
     @model_validator(mode="after")
     def _names_tools(self) -> ExpectedCall:

@@ -129,26 +129,39 @@ class Case(StrictModel):
         return dimensions.index(self.dimension), section, self.id
 
     def expected_tool_names(self) -> set[str]:
-        """Every tool named anywhere in the expectations (calls, order, data flow, tiers)."""
-        expect = self.expect
-        names: set[str] = set(expect.forbidden_tools)
-        for call in [*expect.calls, *expect.forbidden_calls]:
-            names.update(call.tools)
-            for matcher in call.args.values():
-                if matcher.from_output is not None:
-                    names.add(matcher.from_output.tool)
-        if expect.order:
-            names.update(expect.order.tools)
-        for flow in expect.data_flow:
-            names.update((flow.from_tool, flow.to_tool))
-        for group in expect.parallel:
-            names.update(group)
-        names.update(expect.tool_counts)
-        if expect.tool_tiers:
-            names.update([*expect.tool_tiers.best, *expect.tool_tiers.acceptable, *expect.tool_tiers.wrong])
+        """Every tool named anywhere in the expectations (calls, order, data flow, tiers, branches, the
+        for-pass and advisory checks)."""
+        names = _tool_names(self.expect)
         names.discard(NO_TOOL)
         return names
+
+    def discouraged_tool_names(self) -> set[str]:
+        """Tools the for-pass or advisory checks forbid: calling one never fails the case by itself."""
+        blocks = [sub for sub in (self.expect.for_pass, self.expect.advisory) if sub is not None]
+        return {tool for sub in blocks for tool in sub.forbidden_tools}
 
     def intercepted_tool_names(self) -> set[str]:
         """Every tool an intercept or mock of this case applies to."""
         return {tool for intercept in self.intercepts for tool in intercept.tools}
+
+
+def _tool_names(expect: Expect) -> set[str]:
+    names: set[str] = set(expect.forbidden_tools)
+    for call in [*expect.calls, *expect.forbidden_calls]:
+        names.update(call.tools)
+        for matcher in call.args.values():
+            if matcher.from_output is not None:
+                names.add(matcher.from_output.tool)
+    if expect.order:
+        names.update(expect.order.tool_names)
+    for flow in expect.data_flow:
+        names.update((flow.from_tool, flow.to_tool))
+    for group in expect.parallel:
+        names.update(group)
+    names.update(expect.tool_counts)
+    if expect.tool_tiers:
+        names.update([*expect.tool_tiers.best, *expect.tool_tiers.acceptable, *expect.tool_tiers.wrong])
+    for sub in [*(branch.expect for branch in expect.either), expect.for_pass, expect.advisory]:
+        if sub is not None:
+            names |= _tool_names(sub)
+    return names
