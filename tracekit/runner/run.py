@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tracekit.progress import Progress
 from tracekit.runner.external import kill_live_agents
 from tracekit.runner.finalize import remove_partial
 from tracekit.runner.harness import SCRATCH_DIR, JobResult, RunSettings, RunSetupError, run_job
 from tracekit.runner.jobs import Job, completed_jobs, run_of
-from tracekit.runner.progress import Progress
 
 
 @dataclass
