@@ -62,7 +62,7 @@ def run(
     from tracekit.runner.agent import AgentLimits
     from tracekit.runner.harness import RunSettings
     from tracekit.runner.jobs import plan_jobs
-    from tracekit.runner.progress import Progress
+    from tracekit.progress import Progress
     from tracekit.runner.run import run_jobs
     from tracekit.runner.selection import select_cases
 
