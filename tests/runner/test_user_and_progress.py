@@ -6,8 +6,8 @@ import io
 from typing import Any
 
 from tracekit.cases.model import SimulatedUser
+from tracekit.progress import Progress
 from tracekit.runner.clients import ModelTurn
-from tracekit.runner.progress import Progress
 from tracekit.runner.simulated_user import DONE_MARKER, ModelUser, ScriptedUser, simulated_user_for
 
 
