@@ -59,10 +59,10 @@ def run(
     2 on bad usage, 130 when interrupted (complete traces are kept; re-run to resume).
     """
     from tracekit.cases.loader import load_cases
+    from tracekit.progress import Progress
     from tracekit.runner.agent import AgentLimits
     from tracekit.runner.harness import RunSettings
     from tracekit.runner.jobs import plan_jobs
-    from tracekit.progress import Progress
     from tracekit.runner.run import run_jobs
     from tracekit.runner.selection import select_cases
 
