@@ -134,6 +134,19 @@ def inspect_logs(files: tuple[Path, ...], out: Path) -> None:
     _run_reading_on(lambda problems: import_inspect(files, problems), out)
 
 
+@import_group.command("openai-agents")
+@_files
+@_out
+def openai_agents(files: tuple[Path, ...], out: Path) -> None:
+    """FILE is the OpenAI Agents SDK's exported trace JSON ({"data": [traces and spans]} as the SDK's exporter
+    sends it, a list of them, or JSONL) or a folder of such files: one trace per SDK trace. The SDK's export
+    of a Responses model call holds no messages: to keep them, record with
+    tracekit.integrations.openai_agents.TracekitProcessor instead."""
+    from tracekit.importers import import_openai_agents
+
+    _run_reading_on(lambda problems: import_openai_agents(files, problems), out)
+
+
 def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
     """Import what can be read, write it, and say what could not: unreadable parts (file:position) exit 2
     after the rest is written; what a trace could not map is in its meta.problems and printed here."""

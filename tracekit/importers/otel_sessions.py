@@ -97,6 +97,8 @@ class Session:
     problems: list[str] = field(default_factory=list)
     unmapped: dict[str, list[str]] = field(default_factory=dict)
     """Spans that are neither model calls nor tool calls (embeddings, unknown kinds): name -> where."""
+    missing_why: str = "content capture off?"
+    """Why content may be missing, for the notes that say it is."""
 
     @property
     def model_steps(self) -> list[ModelStep]:
@@ -234,8 +236,8 @@ def build_session(
         if step.input is not None:
             sent = [_mark_errors(message, tools) for message in step.input]
         else:
-            sent = conversation + _tool_turns(after, conversation, problems)
-            problems.append(f"{step.where}: the messages sent were not recorded (content capture off?); "
+            sent = conversation + _tool_turns(after, conversation, problems, session.missing_why)
+            problems.append(f"{step.where}: the messages sent were not recorded ({session.missing_why}); "
                             "the conversation is carried over from the earlier calls and tool spans")
         if step.system is not None:
             system = step.system
@@ -244,7 +246,7 @@ def build_session(
         if reply is None and step.error is None:
             issued = _tools_until_next_model(steps, position)
             reply = {"role": "assistant", "content": [_tool_use(tool) for tool in issued]}
-            problems.append(f"{step.where}: the reply was not recorded (content capture off?)"
+            problems.append(f"{step.where}: the reply was not recorded ({session.missing_why})"
                             + ("; its tool calls are taken from the tool spans" if issued else ""))
         call = ModelCall(
             index=0,
@@ -263,7 +265,7 @@ def build_session(
         conversation = sent + ([reply] if reply is not None else [])
         after = []
     if after:
-        unanswered = _tool_turns(after, conversation, problems)
+        unanswered = _tool_turns(after, conversation, problems, session.missing_why)
         if unanswered:
             end = max(tool.end_ns for tool in after)
             builder.add_conversation(conversation + unanswered, system, injected=_injected(tools),
@@ -290,7 +292,9 @@ def _tool_use(tool: ToolStep) -> dict[str, Any]:
     return {"type": "tool_use", "id": tool.call_id, "name": tool.name, "input": arguments}
 
 
-def _tool_turns(tools: list[ToolStep], conversation: list[dict[str, Any]], problems: list[str]) -> list[dict[str, Any]]:
+def _tool_turns(
+    tools: list[ToolStep], conversation: list[dict[str, Any]], problems: list[str], why: str
+) -> list[dict[str, Any]]:
     """The turns that tool spans add to ``conversation``: an assistant turn issuing the calls it does not
     hold yet (a tool span with no model call before it), then one user turn of the results not in it."""
     calls = [block for block in _blocks(conversation, "assistant") if block.get("type") == "tool_use"]
@@ -306,7 +310,7 @@ def _tool_turns(tools: list[ToolStep], conversation: list[dict[str, Any]], probl
         if tool.call_id is not None and tool.call_id in answered:
             continue
         if tool.result is MISSING:
-            problems.append(f"{tool.where}: the result of {tool.name} was not recorded (content capture off?)")
+            problems.append(f"{tool.where}: the result of {tool.name} was not recorded ({why})")
         results.append({"type": "tool_result", "tool_use_id": tool.call_id,
                         "content": "" if tool.result is MISSING else tool.result, "is_error": tool.is_error})
     if results:
