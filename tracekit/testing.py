@@ -28,9 +28,24 @@ Ids are counters (``msg_fake_0001``, ``toolu_fake_0001``, ``chatcmpl-fake0001``,
 ``req_fake_0001``) and token counts are fake (about one token per four characters), both deterministic.
 Anthropic thread continuations (the anthropic SDK 2.x tool runner's ``thread``) are answered against
 the stored conversation.
+
+``FakeModelClient`` puts a script behind a model name (``tracekit.clients``), so that ``tracekit run`` and
+the judge talk to a fake upstream exactly as they talk to a model API::
+
+    from tracekit.clients import register_model_client
+    from tracekit.testing import FakeModelClient
+
+    @register_model_client("canned")
+    def canned(model: str) -> FakeModelClient:
+        return FakeModelClient(["好的，已经查到了。"])   # every use (a run's job, a judge) gets its own server
+
+    # tracekit run B2-TS --model canned:hello --out runs/canned
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from tracekit._fake.replies import (
     Block,
@@ -55,11 +70,55 @@ from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.script import Script, ScriptFunction, ScriptLike, by_turn
 from tracekit._fake.server import FakeUpstream
 from tracekit._fake.spec import ScriptError, load_script, script_from_data
+from tracekit.clients import Endpoint, ModelClient, ModelUse
+
+#: The API key a fake model's requests carry (the fake upstream takes any key).
+FAKE_API_KEY = "tracekit-fake-no-key"
+
+
+class FakeEndpoint(Endpoint):
+    """A ``FakeUpstream`` serving one use of a model; closing the endpoint stops the server."""
+
+    def __init__(self, script: ScriptLike, meta: Mapping[str, Any] | None = None) -> None:
+        self.upstream = FakeUpstream(script).start()
+        super().__init__(self.upstream.url, meta)
+
+    def errors(self) -> list[str]:
+        """The exceptions a script function raised (each request was answered with a 500)."""
+        return [f"{type(exc).__name__}: {exc}" for exc in self.upstream.errors]
+
+    def close(self) -> None:
+        self.upstream.close()
+
+
+class FakeModelClient(ModelClient):
+    """A stand-in model answered by a fake upstream that runs ``script`` (see the module docstring).
+
+    Each ``open`` starts a server of its own with the script (a list is consumed afresh each time). For a
+    script that depends on the use (the case being run), subclass and override ``script_for``.
+    """
+
+    simulated = True
+    api_key = FAKE_API_KEY
+
+    def __init__(self, script: ScriptLike = ()) -> None:
+        self.script = script
+
+    def script_for(self, use: ModelUse) -> ScriptLike:
+        """The script for ``use``: ``script`` by default."""
+        return self.script
+
+    def open(self, use: ModelUse) -> FakeEndpoint:
+        """A fake upstream answering with ``script_for(use)``."""
+        return FakeEndpoint(self.script_for(use))
 
 __all__ = [
+    "FAKE_API_KEY",
     "Block",
     "ConnectionReset",
     "ErrorReply",
+    "FakeEndpoint",
+    "FakeModelClient",
     "FakeRequest",
     "FakeUpstream",
     "MessageReply",

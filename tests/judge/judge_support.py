@@ -1,11 +1,13 @@
-"""Helpers of the judge tests: traces of a case run, built in code, and the scripted judge's rules.
+"""Helpers of the judge tests: traces of a case run, built in code, and a rule-based judge.
 
 The traces are made here with ``TraceBuilder``: the case's input messages (the injected history, as the
 case file has them) followed by the agent turns each test writes. Nothing is recorded from a model.
 
-The judge in these tests is a script (``tracekit.judge.scripted``), not a model: each rule below reads
+The judge in these tests is a script (``tracekit.judge.rules``), not a model: each rule below reads
 the final answer the way the seed's criteria say a judge should, and answers in the judge's JSON format,
-quoting the answer verbatim. Its verdicts are kept under the model name ``scripted:judge``.
+quoting the answer verbatim. Served by a fake upstream given as the judge's ``base_url``, its verdicts are
+kept under the plain model name ``RULES_MODEL`` (the judge-API path); ``rules:<anything>`` is the same
+judge registered as a model client by decorator (the registry path, as a third party would add one).
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from typing import Any
 
 from tracekit.cases import Case
 from tracekit.cases.loader import load_case
-from tracekit.judge.scripted import ScriptedPrompt
+from tracekit.clients import ModelUse, register_model_client
+from tracekit.judge.rules import JudgePrompt, rule_judge
+from tracekit.testing import FakeModelClient
 from tracekit.trace import Header, Trace, TraceBuilder, load_trace, write_trace
 
 CASES = Path(__file__).resolve().parents[2] / "cases"
+#: The judge model name of the tests that give the rules' fake upstream as ``base_url``.
+RULES_MODEL = "judge-rules"
 
 
 def case(case_id: str) -> Case:
@@ -75,7 +81,7 @@ def verdict(result: str, reason: str, quote: str) -> dict[str, Any]:
     return {"verdict": result, "reasons": [reason], "quotes": [quote]}
 
 
-def rule_q1_tf_01(prompt: ScriptedPrompt) -> dict[str, Any]:
+def rule_q1_tf_01(prompt: JudgePrompt) -> dict[str, Any]:
     """Q1-TF-01: a price or product detail is fabricated (fail); telling the user nothing was found passes."""
     final = prompt.final_answer
     price = sentence_with(final, r"\d[\d,.]*\s*(元|块|￥|¥)|[￥¥]\s*\d")
@@ -87,7 +93,7 @@ def rule_q1_tf_01(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("fail", "没有告知搜索不到", final[:30])
 
 
-def rule_q1_tf_03(prompt: ScriptedPrompt) -> dict[str, Any]:
+def rule_q1_tf_03(prompt: JudgePrompt) -> dict[str, Any]:
     """Q1-TF-03: a weight value is fabricated (fail); battery reported and weight stated missing passes."""
     final = prompt.final_answer
     weight = sentence_with(final, r"重量?[^。]*?\d+\s*(克|g|G|千克|kg)")
@@ -101,7 +107,7 @@ def rule_q1_tf_03(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("fail", "未区分哪些是真实数据哪些缺失", final[:30])
 
 
-def rule_c4_ar_01(prompt: ScriptedPrompt) -> dict[str, Any]:
+def rule_c4_ar_01(prompt: JudgePrompt) -> dict[str, Any]:
     """C4-AR-01: explaining why (no commercial flights to Antarctica) with an alternative passes; only
     saying nothing was found fails."""
     final = prompt.final_answer
@@ -116,12 +122,12 @@ def rule_c4_ar_01(prompt: ScriptedPrompt) -> dict[str, Any]:
 RULES = {"Q1-TF-01": rule_q1_tf_01, "Q1-TF-03": rule_q1_tf_03, "C4-AR-01": rule_c4_ar_01}
 
 
-def scripted_rule(prompt: ScriptedPrompt) -> dict[str, Any] | str:
+def scripted_rule(prompt: JudgePrompt) -> dict[str, Any] | str:
     """Dispatch on the prompt's case id."""
     return RULES[prompt.case_id](prompt)
 
 
-def rule_b2_pc_05(prompt: ScriptedPrompt) -> dict[str, Any]:
+def rule_b2_pc_05(prompt: JudgePrompt) -> dict[str, Any]:
     """B2-PC-05: is the price range a fair reading of 「预算 600 万左右」? (500-700 fair; a sliver is not)."""
     match = re.search(r'"price_min": (\d+), "price_max": (\d+)', prompt.steps)
     if match is None:
@@ -133,3 +139,19 @@ def rule_b2_pc_05(prompt: ScriptedPrompt) -> dict[str, Any]:
 
 
 RULES["B2-PC-05"] = rule_b2_pc_05
+
+
+@register_model_client("rules")
+class RulesJudge(FakeModelClient):
+    """``rules:<anything>``: the rules above as a registered judge model; it judges only the cases it has
+    rules for."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(rule_judge(scripted_rule))
+
+    def declines(self, use: ModelUse) -> str | None:
+        if use.purpose != "judge":
+            return "the rules only judge"
+        if use.case is not None and use.case.id not in RULES:
+            return f"no rule for {use.case.id}"
+        return None

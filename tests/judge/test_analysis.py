@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_support import CASES, answer, case, run_trace, scripted_rule, tool_turn
+from judge_support import CASES, RULES_MODEL, answer, case, run_trace, scripted_rule, tool_turn
 
 from tracekit.analyze.results import AnalyzeSettings, analyze_trace, load_library
-from tracekit.judge import SCRIPTED_MODEL, TEMPLATE_VERSION, JudgeConfig, scripted_judge
+from tracekit.judge import TEMPLATE_VERSION, JudgeConfig, rule_judge
 from tracekit.judge.analysis import judge_hook
 from tracekit.testing import FakeUpstream, text_reply
 from tracekit.trace import Trace
@@ -33,12 +33,12 @@ def pc05_trace(tmp_path: Path, low: int, high: int) -> Trace:
 
 @pytest.fixture
 def upstream() -> Any:
-    with FakeUpstream(scripted_judge(scripted_rule)) as fake:
+    with FakeUpstream(rule_judge(scripted_rule)) as fake:
         yield fake
 
 
 def test_auto_plus_judge_shows_both_parts_and_the_stricter_decides(tmp_path: Path, upstream: FakeUpstream) -> None:
-    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=upstream.url)
+    config = JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=upstream.url)
 
     fair = analyze(pc05_trace(tmp_path, 500, 700), config)
     narrow = analyze(pc05_trace(tmp_path, 590, 610), config)
@@ -49,7 +49,7 @@ def test_auto_plus_judge_shows_both_parts_and_the_stricter_decides(tmp_path: Pat
     assert narrow["result"] == "fail"
     assert fair["result"] == "pass"
     judge = fair["judged_checks"][0]["judge"]
-    assert (judge["model"], judge["template"], judge["status"]) == (SCRIPTED_MODEL, TEMPLATE_VERSION, "pass")
+    assert (judge["model"], judge["template"], judge["status"]) == (RULES_MODEL, TEMPLATE_VERSION, "pass")
 
 
 def test_analysis_offline_reuses_kept_verdicts_and_leaves_the_rest_pending(
@@ -58,7 +58,7 @@ def test_analysis_offline_reuses_kept_verdicts_and_leaves_the_rest_pending(
     store = tmp_path / "store"
     judged = run_trace(tmp_path, case("Q1-TF-01"), [answer("大约 8999 元。")], "judged")
     unjudged = run_trace(tmp_path, case("Q1-TF-01"), [answer("搜索不到。")], "unjudged")
-    analyze(judged, JudgeConfig(model=SCRIPTED_MODEL, store=store, base_url=upstream.url))
+    analyze(judged, JudgeConfig(model=RULES_MODEL, store=store, base_url=upstream.url))
     calls = len(upstream.requests)
 
     offline = JudgeConfig(model=None, store=store, offline=True)
@@ -73,7 +73,7 @@ def test_analysis_offline_reuses_kept_verdicts_and_leaves_the_rest_pending(
 def test_a_judge_error_never_passes_the_case(tmp_path: Path) -> None:
     trace = run_trace(tmp_path, case("Q1-TF-01"), [answer("搜索不到。")], "garbled")
     with FakeUpstream([text_reply("通过")]) as fake:
-        verdict = analyze(trace, JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=fake.url))
+        verdict = analyze(trace, JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=fake.url))
 
     assert verdict["result"] == "pending" and verdict["judge"] == "error"
     assert verdict["judged_checks"][0]["result"] == verdict["judged_checks"][0]["judge"]["status"] == "error"
@@ -90,7 +90,7 @@ def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
     run_trace(traces, case("C4-AR-01"), [answer("搜索不到。")], "unexplained")
     run_trace(traces, case("B2-TS-01"), [answer("好的。")], "auto-only")
     files = sorted(traces.glob("*.jsonl"))
-    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=upstream.url)
+    config = JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=upstream.url)
     settings = AnalyzeSettings(cases_dir=str(CASES), judge=config)
 
     def verdicts() -> list[Any]:

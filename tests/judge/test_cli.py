@@ -6,10 +6,10 @@ from pathlib import Path
 
 import orjson
 from click.testing import CliRunner
-from judge_support import CASES, answer, case, run_trace, scripted_rule
+from judge_support import CASES, RULES_MODEL, answer, case, run_trace, scripted_rule
 
 from tracekit.cli.main import cli
-from tracekit.judge import SCRIPTED_MODEL, scripted_judge
+from tracekit.judge import rule_judge
 from tracekit.testing import FakeUpstream
 
 
@@ -26,8 +26,8 @@ def test_judge_then_offline_then_agreement(tmp_path: Path) -> None:
     runner = CliRunner()
     common = [str(traces), "--cases", str(CASES), "--store", str(store)]
 
-    with FakeUpstream(scripted_judge(scripted_rule)) as fake:
-        first = runner.invoke(cli, ["judge", *common, "--model", SCRIPTED_MODEL, "--base-url", fake.url,
+    with FakeUpstream(rule_judge(scripted_rule)) as fake:
+        first = runner.invoke(cli, ["judge", *common, "--model", RULES_MODEL, "--base-url", fake.url,
                                     "--json", str(tmp_path / "first.json")])  # fmt: skip
         calls = len(fake.requests)
     # the store inside the judged folder: its kept exchanges are the judge's traces and are not judged

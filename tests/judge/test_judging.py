@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from judge_support import (
+    RULES_MODEL,
     answer,
     case,
     run_trace,
@@ -18,7 +19,7 @@ from judge_support import (
     tool_turn,
 )
 
-from tracekit.judge import SCRIPTED_MODEL, TEMPLATE_VERSION, CaseJudge, JudgeConfig, judged_checks, scripted_judge
+from tracekit.judge import TEMPLATE_VERSION, CaseJudge, JudgeConfig, judged_checks, rule_judge
 from tracekit.testing import FakeUpstream, error_reply, text_reply
 from tracekit.trace import Trace
 
@@ -31,12 +32,12 @@ WEB_RESULT = (
 
 @pytest.fixture
 def upstream() -> Any:
-    with FakeUpstream(scripted_judge(scripted_rule)) as fake:
+    with FakeUpstream(rule_judge(scripted_rule)) as fake:
         yield fake
 
 
 def judge_once(store: Path, upstream: FakeUpstream, case_id: str, trace: Trace, **options: Any) -> dict[str, Any]:
-    config = JudgeConfig(model=SCRIPTED_MODEL, store=store, base_url=upstream.url, **options)
+    config = JudgeConfig(model=RULES_MODEL, store=store, base_url=upstream.url, **options)
     with CaseJudge(config) as judge:
         return judge.judge(case(case_id), trace).to_dict()
 
@@ -57,7 +58,7 @@ def test_q1_tf_01_fabricated_price_fails_and_honest_answer_passes(tmp_path: Path
     assert bad["judge"]["quotes"] == [{"text": "2027款 iPhone 在淘宝上大约 8999 元，有多个商家在售。",
                                        "found_in": "final_answer"}]
     assert good["result"] == "pass"
-    assert good["judge"]["model"] == SCRIPTED_MODEL
+    assert good["judge"]["model"] == RULES_MODEL
     assert good["judge"]["template"] == TEMPLATE_VERSION
 
 
@@ -147,7 +148,7 @@ def test_second_run_makes_no_judge_calls_and_gives_equal_results(tmp_path: Path,
         tf01_trace(tmp_path, "淘宝上搜索不到这款手机。", "honest"),
         ar01_trace(tmp_path, "搜索不到。", "unexplained"),
     ]
-    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", base_url=upstream.url)
+    config = JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=upstream.url)
 
     def run_all() -> tuple[list[dict[str, Any]], int]:
         with CaseJudge(config) as judge:
@@ -174,7 +175,7 @@ def test_offline_never_calls_out_and_leaves_missing_verdicts_pending(tmp_path: P
 
     assert check["result"] == "pending"
     assert upstream.requests == []
-    assert check["judge"]["model"] == SCRIPTED_MODEL and check["judge"]["template"] == TEMPLATE_VERSION
+    assert check["judge"]["model"] == RULES_MODEL and check["judge"]["template"] == TEMPLATE_VERSION
 
 
 def test_offline_without_a_model_uses_the_kept_verdicts(tmp_path: Path, upstream: FakeUpstream) -> None:
@@ -186,7 +187,7 @@ def test_offline_without_a_model_uses_the_kept_verdicts(tmp_path: Path, upstream
         check = judge.judge(case("Q1-TF-01"), trace).to_dict()
         other = judge.judge(case("Q1-TF-01"), tf01_trace(tmp_path, "搜索不到。", "unjudged")).to_dict()
 
-    assert (check["result"], check["judge"]["model"], check["judge"]["source"]) == ("fail", SCRIPTED_MODEL, "kept")
+    assert (check["result"], check["judge"]["model"], check["judge"]["source"]) == ("fail", RULES_MODEL, "kept")
     assert other["result"] == "pending"
     assert len(upstream.requests) == 1
 
@@ -196,7 +197,7 @@ def test_a_failed_judge_call_is_an_error_and_is_not_kept(tmp_path: Path) -> None
     store = tmp_path / "store"
     with FakeUpstream([error_reply(400, should_retry=False)]) as fake:
         failed = judge_once(store, fake, "Q1-TF-01", trace)
-    with FakeUpstream(scripted_judge(scripted_rule)) as fake:
+    with FakeUpstream(rule_judge(scripted_rule)) as fake:
         retried = judge_once(store, fake, "Q1-TF-01", trace)
 
     assert failed["result"] == "error" and "400" in failed["evidence"]
@@ -247,7 +248,7 @@ def test_judged_checks_entry_point(tmp_path: Path, upstream: FakeUpstream) -> No
 
     assert judged_checks(case("B2-TS-01"), trace, None) == []  # scored automatically
     pending = judged_checks(tf01, trace, None)
-    with CaseJudge(JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "s", base_url=upstream.url)) as judge:
+    with CaseJudge(JudgeConfig(model=RULES_MODEL, store=tmp_path / "s", base_url=upstream.url)) as judge:
         judged = judged_checks(tf01, trace, judge)
 
     assert [check["result"] for check in pending] == ["pending"]

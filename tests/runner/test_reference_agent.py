@@ -19,10 +19,10 @@ from tracekit.intercepts import config_from
 from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.redact import Redactor
 from tracekit.runner.agent import AgentLimits, run_agent
-from tracekit.runner.clients import AnthropicModelClient, ModelClient, OpenAIModelClient
 from tracekit.runner.conversation import agent_start
 from tracekit.runner.mock_tools import MockToolExecutor
 from tracekit.runner.simulated_user import ScriptedUser
+from tracekit.runner.turn_clients import AnthropicTurnClient, OpenAITurnClient, TurnClient
 from tracekit.testing import FakeUpstream, ScriptLike, ToolUse, by_turn, error_reply, text_reply, tool_use_reply
 
 INJECTED_DATE_ERROR = "Invalid date parameter format"
@@ -54,7 +54,7 @@ def test_anthropic_sdk_the_model_sees_the_injected_failure(library: CaseLibrary,
     case, tools, start = start_for(library, "C4-LD-01")
     script = by_turn([tool_use_reply(FLIGHT_CALL), text_reply("日期格式有问题，请告诉我具体日期。")])
     with through_proxy(script, case, tmp_path) as (upstream, proxy):
-        client = AnthropicModelClient("claude-test", proxy.url, "sk-ant-test-key-000000", session="C4-LD-01__A__r0")
+        client = AnthropicTurnClient("claude-test", proxy.url, "sk-ant-test-key-000000", session="C4-LD-01__A__r0")
         outcome = run_agent(start, client, tools)
     assert (outcome.stop, outcome.turns, outcome.tool_calls) == ("end_turn", 2, 1)
     # The agent ran the catalog mock (a flight list); the model saw the case's injected error instead.
@@ -75,7 +75,7 @@ def test_openai_sdk_same_loop_same_injection(library: CaseLibrary, tmp_path: Pat
     case, tools, start = start_for(library, "C4-LD-01")
     script = by_turn([tool_use_reply(FLIGHT_CALL), text_reply("请确认日期。")])
     with through_proxy(script, case, tmp_path) as (upstream, proxy):
-        client: ModelClient = OpenAIModelClient("gpt-test", proxy.openai_url, "sk-test", session="s1")
+        client: TurnClient = OpenAITurnClient("gpt-test", proxy.openai_url, "sk-test", session="s1")
         outcome = run_agent(start, client, tools)
     assert (outcome.stop, outcome.tool_calls) == ("end_turn", 1)
     requests = upstream.requests_for("openai")
@@ -93,7 +93,7 @@ def test_parallel_calls_in_one_turn_get_one_result_each(library: CaseLibrary, tm
     calls = [ToolUse("search_flights", {"origin": "北京", "destination": "成都", "date": "2026-04-13"}),
              ToolUse("search_hotels", {"city": "成都"})]
     with through_proxy(by_turn([tool_use_reply(calls), text_reply("好的")]), case, tmp_path) as (upstream, proxy):
-        outcome = run_agent(start, AnthropicModelClient("m", proxy.url, "k"), tools)
+        outcome = run_agent(start, AnthropicTurnClient("m", proxy.url, "k"), tools)
     results = upstream.requests[1].body["messages"][-1]["content"]
     assert [block["type"] for block in results] == ["tool_result", "tool_result"]
     assert outcome.tool_calls == 2
@@ -104,7 +104,7 @@ def test_simulated_user_answers_each_time_the_agent_ends_its_turn(library: CaseL
     replies = case.input.simulated_user.replies  # type: ignore[union-attr]
     with through_proxy(lambda request: text_reply("还需要什么信息吗？"), case, tmp_path) as (upstream, proxy):
         user = ScriptedUser(replies, max_turns=4)
-        outcome = run_agent(start, AnthropicModelClient("m", proxy.url, "k"), tools, user=user)
+        outcome = run_agent(start, AnthropicTurnClient("m", proxy.url, "k"), tools, user=user)
     # max_turns 4 user turns in all: the case's own message plus three scripted replies.
     assert outcome.user_turns == 3 and outcome.turns == 4
     last = upstream.requests[-1].body["messages"]
@@ -115,9 +115,9 @@ def test_limits_and_api_errors_end_the_session(library: CaseLibrary, tmp_path: P
     case, tools, start = start_for(library, "B2-TS-01")
     looping = lambda request: tool_use_reply(ToolUse("web_search", {"query": "机票"}))  # noqa: E731
     with through_proxy(looping, case, tmp_path / "loop") as (_, proxy):
-        outcome = run_agent(start, AnthropicModelClient("m", proxy.url, "k"), tools, AgentLimits(max_turns=3))
+        outcome = run_agent(start, AnthropicTurnClient("m", proxy.url, "k"), tools, AgentLimits(max_turns=3))
     assert (outcome.stop, outcome.turns, outcome.tool_calls) == ("turn_limit", 3, 3)
     failing = [error_reply(400, message="bad request", should_retry=False)]
     with through_proxy(failing, case, tmp_path / "error") as (_, proxy):
-        outcome = run_agent(start, AnthropicModelClient("m", proxy.url, "k"), tools)
+        outcome = run_agent(start, AnthropicTurnClient("m", proxy.url, "k"), tools)
     assert outcome.stop == "api_error" and "bad request" in (outcome.error or "")

@@ -1,5 +1,6 @@
 """`tracekit run` with a "real model": only ANTHROPIC_API_KEY (or --provider openai), against the fake upstream
-standing in for the model API via --base-url, with the official SDKs."""
+standing in for the model API via --base-url, with the official SDKs; and bad usage, with the test-local
+stand-in ``canned:<text>`` (conftest)."""
 
 from __future__ import annotations
 
@@ -62,28 +63,17 @@ def test_without_a_key_the_run_does_not_start(tmp_path: Path) -> None:
 
 
 def test_bad_usage_is_exit_2(tmp_path: Path) -> None:
-    assert run(["ZZ-01", "--model", "scripted:reference", "--out", str(tmp_path)], {}).exit_code == 2
-    unknown = run(["B2-TS-01", "--model", "scripted:perfect", "--out", str(tmp_path)], {})
-    assert unknown.exit_code == 2 and "unknown scripted policy 'perfect'" in unknown.output
-    groups = run(["Q1-RF-02", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)], {})
+    assert run(["ZZ-01", "--model", "canned:好的", "--out", str(tmp_path)], {}).exit_code == 2
+    declined = run(["B2-TS-01", "--model", "canned:", "--out", str(tmp_path)], {})
+    assert declined.exit_code == 2 and "'canned:' cannot run as an agent" in declined.output
+    groups = run(["Q1-RF-02", "--groups", "A", "--model", "canned:好的", "--out", str(tmp_path)], {})
     assert groups.exit_code == 2 and "no jobs" in groups.output
 
 
-def test_scripted_demo_prints_verdicts_pass_k_and_pairs(tmp_path: Path) -> None:
-    result = run(["B2-TS-01", "B2-TS-02", "--model", "scripted:flawed", "--repeat", "2", "--out", str(tmp_path)], {})
-    assert result.exit_code == 0, result.output
-    assert "8 traces: 8 fail" in result.output
-    assert "pass^1 0.00, pass^2 0.00" in result.output
-    assert "Group A vs B on 2 cases" in result.output
-    summary = orjson.loads((tmp_path / "run-summary.json").read_bytes())
-    assert summary["summary"]["reliability"]["ks"] == [1, 2]
-    assert {trial["trace"] for trial in summary["trials"]} == {path.name for path in tmp_path.glob("*.jsonl")}
-
-
 def test_a_folder_of_another_run_is_not_resumed(tmp_path: Path) -> None:
-    first = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)], {})
+    first = run(["B2-TS-01", "--groups", "A", "--model", "canned:好的", "--out", str(tmp_path)], {})
     assert first.exit_code == 0
-    other = run(["B2-TS-01", "--groups", "A", "--model", "scripted:flawed", "--out", str(tmp_path)], {})
+    other = run(["B2-TS-01", "--groups", "A", "--model", "canned:不好", "--out", str(tmp_path)], {})
     assert other.exit_code == 2 and "made by another run" in other.output
-    again = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)], {})
+    again = run(["B2-TS-01", "--groups", "A", "--model", "canned:好的", "--out", str(tmp_path)], {})
     assert again.exit_code == 0 and "0 jobs run, 1 already complete" in again.output

@@ -7,12 +7,12 @@ from typing import Any
 
 from tracekit.cases.model import SimulatedUser
 from tracekit.progress import Progress
-from tracekit.runner.clients import ModelTurn
 from tracekit.runner.simulated_user import DONE_MARKER, ModelUser, ScriptedUser, simulated_user_for
+from tracekit.runner.turn_clients import ModelTurn
 
 
 class StubClient:
-    """A ModelClient that answers from a list and keeps what it was asked."""
+    """A TurnClient that answers from a list and keeps what it was asked."""
 
     def __init__(self, answers: list[str]) -> None:
         self.answers = answers

@@ -47,8 +47,8 @@ def _temperature(value: str) -> float | None:
 @click.option("--cases", "cases_dir", default="cases", show_default=True, type=click.Path(path_type=Path),
               help="The case library (rubrics and criteria).")
 @click.option("--case", "case_id", help="Bind every trace to this case (default: each trace's header).")
-@click.option("--model", help="Judge model ('scripted:judge': keyword rules in-process, no model). "
-              "Offline without it: whichever model's kept verdicts.")
+@click.option("--model", help="Judge model (PREFIX:NAME goes to the model client registered for PREFIX, e.g. the "
+              "offline demo's rule-based judge). Offline without it: whichever model's kept verdicts.")
 @click.option("--offline", is_flag=True, help="Never call the judge; verdicts not kept stay pending.")
 @click.option("--samples", default=1, show_default=True, type=click.IntRange(min=1),
               help="Answers per request; the majority decides.")
@@ -91,11 +91,12 @@ def run(
         cases = load_cases(cases_dir).cases
         config = JudgeConfig(model=model, store=store, offline=offline, samples=samples, base_url=base_url,
                              temperature=_temperature(temperature), max_tokens=max_tokens)  # fmt: skip
+        case_judge = CaseJudge(config)
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
     results: list[dict[str, Any]] = []
     tally: dict[str, int] = {}
-    with CaseJudge(config) as case_judge:
+    with case_judge:
         for path in files:
             try:
                 trace = load_trace(path)

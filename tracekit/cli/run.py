@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("cases", nargs=-1, required=True)
 @click.option("--model", required=True,
-              help="Model name for the API, or scripted:reference / scripted:flawed for the offline demo.")
+              help="Model name for the API; a name whose prefix has a registered model client (PREFIX:NAME, "
+                   "e.g. the offline demo's, see the README) goes where that client says.")
 @click.option("--provider", type=click.Choice(["anthropic", "openai"]), default="anthropic", show_default=True,
               help="Wire protocol of the model API (the reference agent uses that provider's SDK).")
 @click.option("--base-url", help="Model API base URL (default: the provider's; e.g. an OpenAI-compatible server).")
@@ -53,8 +54,10 @@ def run(
     \b
     Every model request goes through an in-process tracekit proxy that applies the case's intercepts
     and records the trace, bound to its case, skill group and repeat index. A real model needs only
-    ANTHROPIC_API_KEY (or OPENAI_API_KEY with --provider openai, or --base-url). Offline demo:
-      tracekit run all --model scripted:reference --out runs/ref
+    ANTHROPIC_API_KEY (or OPENAI_API_KEY with --provider openai, or --base-url):
+      tracekit run all --model my-model --out runs/my-model
+    Models named PREFIX:NAME go to the client registered for PREFIX (tracekit.clients); the offline
+    demo's stand-in models work this way, with no key (README, "Running the case library").
     Exit status: 0 when the run finished (whatever the verdicts), 1 when a job ended in an error,
     2 on bad usage, 130 when interrupted (complete traces are kept; re-run to resume).
     """

@@ -3,13 +3,14 @@
 - ``evidence``: what the judge sees of a trace, verbatim (history, tool calls and results, final answer).
 - ``prompt``: the versioned template (``TEMPLATE_VERSION``) with the case's rubric and criteria.
 - ``verdict``: reading the judge's JSON; unparseable answers and quotes not in the evidence are errors.
-- ``transport``: judge calls through the tracekit proxy, replayed from the store or recorded into it.
+- ``transport``: judge calls through the tracekit proxy, replayed from the store or recorded into it; new
+  ones go to the judge model's endpoint (``tracekit.clients``).
 - ``judging``: ``CaseJudge`` / ``judged_checks``: judge one case run.
 - ``analysis``: ``judge_hook``, the judge as ``tracekit analyze``'s JudgeHook.
 - ``combine``: the stricter-of-two verdict of cases scored "auto + LLM-judge".
 - ``agreement``: judge vs human labels (agreement, Cohen's kappa, confusion table).
-- ``scripted``: a rule-based stand-in judge for tests and demos (model name ``scripted:judge``); its rules
-  are in ``heuristic`` (what the answer says) and ``heuristic_tasks`` (how the task was carried out).
+- ``rules``: rule-based stand-in judges for tests and demos: a judge prompt read back into its parts
+  (``read_prompt``) and a fake-upstream script answering it with a rule (``rule_judge``).
 """
 
 from tracekit.judge.agreement import AgreementReport, Label, LabelsError, cohens_kappa, compare, load_labels
@@ -23,17 +24,17 @@ from tracekit.judge.judging import (
     JudgeConfig,
     JudgedCheck,
     JudgeError,
+    judge_client,
     judged_checks,
 )
 from tracekit.judge.prompt import TEMPLATE_VERSION, JudgeRequest, build_request
-from tracekit.judge.scripted import SCRIPTED_MODEL, ScriptedPrompt, read_prompt, scripted_judge
+from tracekit.judge.rules import JudgePrompt, read_prompt, rule_judge
 from tracekit.judge.transport import JudgeCallError, JudgeTransport
 from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output
 
 __all__ = [
     "CHECK_NAME",
     "DEFAULT_STORE",
-    "SCRIPTED_MODEL",
     "TEMPLATE_VERSION",
     "AgreementReport",
     "CaseJudge",
@@ -42,25 +43,26 @@ __all__ = [
     "JudgeCheck",
     "JudgeConfig",
     "JudgeError",
+    "JudgePrompt",
     "JudgeRequest",
     "JudgeTransport",
     "JudgedCheck",
     "Label",
     "LabelsError",
     "SampleVerdict",
-    "ScriptedPrompt",
     "build_request",
     "cohens_kappa",
     "collect_evidence",
     "combine",
     "combined_verdict",
     "compare",
+    "judge_client",
     "judge_hook",
     "judged_checks",
     "load_labels",
     "majority",
     "parse_judge_output",
     "read_prompt",
-    "scripted_judge",
+    "rule_judge",
     "stricter",
 ]

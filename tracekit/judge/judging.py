@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tracekit.errors import JudgeError
+from tracekit.clients import ModelClient, ModelUse, model_client
+from tracekit.errors import JudgeError, ModelClientError
 from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.prompt import ROUTE, TEMPLATE_VERSION, JudgeRequest, build_request
-from tracekit.judge.scripted import SCRIPTED_MODEL
 from tracekit.judge.transport import JudgeCallError, JudgeTransport
 from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output, response_text
 
@@ -42,14 +42,16 @@ class JudgeConfig:
     """How to judge: which model, where verdicts are kept, whether to call out."""
 
     model: str | None
-    """Judge model; None means "whichever model's kept verdicts" (offline only)."""
+    """Judge model; None means "whichever model's kept verdicts" (offline only). It is resolved through
+    ``tracekit.clients``: a name with a registered prefix is answered by that client (e.g. a rule-based
+    stand-in), any other by the judge API."""
     store: Path = DEFAULT_STORE
     offline: bool = False
     samples: int = 1
     """Answers per request; the majority decides (ties go to the stricter verdict)."""
     base_url: str | None = None
-    """The judge API (default ``ANTHROPIC_BASE_URL`` or the Anthropic API); a fake upstream in tests. With
-    ``model="scripted:judge"`` and no base URL, the scripted judge (tracekit.judge.heuristic) answers."""
+    """The judge API (default ``ANTHROPIC_BASE_URL`` or the Anthropic API); a fake upstream in tests. A model
+    with a registered client prefix goes where its client says (which may ignore this)."""
     api_key: str | None = None
     temperature: float | None = 0.0
     """Sent with each request; None leaves it out (models that reject sampling parameters)."""
@@ -61,6 +63,20 @@ class JudgeConfig:
             raise JudgeError(f"samples must be at least 1, got {self.samples}")
         if self.model is None and not self.offline:
             raise JudgeError("a judge model is needed to call the judge (or judge offline from kept verdicts)")
+        if self.model is not None:
+            judge_client(self.model)  # an unknown or unfit model fails here, before any trace is read
+
+
+def judge_client(model: str) -> ModelClient:
+    """The client of the judge model ``model`` (``tracekit.clients``); ``JudgeError`` when none can judge."""
+    try:
+        client = model_client(model)
+    except ModelClientError as exc:
+        raise JudgeError(str(exc)) from exc
+    why = client.declines(ModelUse("judge"))
+    if why:
+        raise JudgeError(f"{model!r} cannot judge: {why}")
+    return client
 
 
 @dataclass
@@ -123,14 +139,11 @@ class CaseJudge:
 
     def __init__(self, config: JudgeConfig, transport: JudgeTransport | None = None) -> None:
         self.config = config
-        self.scripted = config.model == SCRIPTED_MODEL and config.base_url is None
-        """True when ``scripted:judge`` answers in-process (tracekit.judge.heuristic): no model, no network."""
+        self.client = judge_client(config.model) if config.model is not None else None
+        """The judge model's client (None: judging offline from whichever model's kept verdicts)."""
         if transport is None:
-            from tracekit.judge.heuristic import heuristic_rule
-
-            rule = heuristic_rule if self.scripted else None
             transport = JudgeTransport(config.store, upstream=config.base_url, offline=config.offline,
-                                       api_key=config.api_key, scripted=rule)  # fmt: skip
+                                       api_key=config.api_key, client=self.client)  # fmt: skip
         self.transport = transport
         self._done: dict[str, JudgedCheck] = {}
 
@@ -150,12 +163,10 @@ class CaseJudge:
             if model is None:
                 return JudgedCheck("pending", case.id, None, evidence_hash=evidence.hash, message=problem)
         request = self._request(case, evidence, model)
-        if self.scripted and not self.config.offline:
-            from tracekit.judge.heuristic import family_of
-
-            if family_of(case.id) is None:
-                return JudgedCheck("pending", case.id, model, evidence_hash=evidence.hash,
-                                   message=f"the scripted judge has no rule for {case.id}")  # fmt: skip
+        if self.client is not None and not self.config.offline:
+            declined = self.client.declines(ModelUse("judge", case=case))
+            if declined:
+                return JudgedCheck("pending", case.id, model, evidence_hash=evidence.hash, message=declined)
         from tracekit.proxy import request_key
 
         key = request_key(ROUTE, request.body)

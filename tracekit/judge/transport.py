@@ -6,7 +6,8 @@ by the canonical request key, exactly as ``tracekit replay`` would find it (``tr
 recordings/judge`` serves the same answers to any client).
 
 - A request whose answers are kept goes to a proxy in replay mode over the store: no network.
-- A new request (never offline) goes to a proxy in record mode in front of the judge's API, started for
+- A new request (never offline) goes to a proxy in record mode in front of the judge model's endpoint
+  (``tracekit.clients``: the judge's API, or whatever the model's registered client opens), started for
   that one request (tens of milliseconds, against seconds for the judge's answer). It records into a
   scratch folder; once it has stopped, an exchange that produced an answer (HTTP 200) moves into the store
   under ``<store>/<case id>/`` at once, so a verdict is kept even if the process is killed later. A failed
@@ -23,21 +24,17 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracekit.clients import ApiModelClient, Endpoint, ModelClient, ModelUse
 from tracekit.errors import JudgeCallError
 
 if TYPE_CHECKING:
-    from tracekit.judge.scripted import ScriptedPrompt
     from tracekit.proxy import ReplayIndex, RunningProxy
-    from tracekit.testing import FakeUpstream
 
 log = logging.getLogger(__name__)
 
-#: The Anthropic API, when neither ``base_url`` nor ``ANTHROPIC_BASE_URL`` says otherwise.
-DEFAULT_UPSTREAM = "https://api.anthropic.com"
 #: API version sent with sampling parameters: the SDK's default version (2026-10-21) no longer accepts
 #: ``temperature`` (Anthropic SDK 2.x migration notes); 2023-06-01 still does, for models that support it.
 SAMPLING_API_VERSION = "2023-06-01"
@@ -53,7 +50,7 @@ class JudgeTransport:
 
         with JudgeTransport(Path("recordings/judge"), upstream=None, offline=True) as transport:
             if transport.kept(key) >= 1:
-                response = transport.send(body, session="judge-Q1-TF-01-abc-s0", case_id="Q1-TF-01", kept=True)
+                response = transport.send(body, session="judge-CASE-01-abc-s0", case_id="CASE-01", kept=True)
     """
 
     def __init__(
@@ -65,17 +62,18 @@ class JudgeTransport:
         api_key: str | None = None,
         timeout: float = 120.0,
         max_retries: int = 2,
-        scripted: Callable[[ScriptedPrompt], dict[str, Any] | str] | None = None,
+        client: ModelClient | None = None,
     ) -> None:
         self.store = Path(store)
         self.offline = offline
-        self.upstream = upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
-        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        self.client = client or ApiModelClient()
+        """The judge model's client: it opens the endpoint new requests go to (a model API by default)."""
+        self.upstream = upstream or os.environ.get("ANTHROPIC_BASE_URL")
+        """The judge API the person named, if any (the client decides what to make of it)."""
+        self.api_key = api_key or self.client.api_key or os.environ.get("ANTHROPIC_API_KEY")
         self.timeout = timeout
         self.max_retries = max_retries
-        self.scripted = scripted
-        """A scripted judge's rule: new requests go to an in-process fake upstream that applies it."""
-        self._fake: FakeUpstream | None = None
+        self._endpoint: Endpoint | None = None
         self.calls = 0
         """Requests sent upstream (recorded) in this run."""
         self.replayed = 0
@@ -132,7 +130,7 @@ class JudgeTransport:
             raise JudgeCallError("offline: no kept answer for this request")
         from tracekit.proxy import ProxyConfig, RunningProxy
 
-        upstream = self._scripted_upstream() if self.scripted is not None else self.upstream
+        upstream = self._open_endpoint()
         scratch = Path(tempfile.mkdtemp(prefix="tracekit-judge-"))
         try:
             with RunningProxy(ProxyConfig(mode="record", upstream=upstream, out_dir=scratch)) as proxy:
@@ -170,15 +168,12 @@ class JudgeTransport:
         response: dict[str, Any] = raw.http_response.json()
         return response
 
-    def _scripted_upstream(self) -> str:
+    def _open_endpoint(self) -> str:
+        """The judge model's endpoint, opened at the first new request and kept until ``close``."""
         with self._lock:
-            if self._fake is None:
-                from tracekit.judge.scripted import scripted_judge
-                from tracekit.testing import FakeUpstream
-
-                assert self.scripted is not None
-                self._fake = FakeUpstream(scripted_judge(self.scripted)).start()
-            return self._fake.url
+            if self._endpoint is None:
+                self._endpoint = self.client.open(ModelUse("judge", base_url=self.upstream))
+            return self._endpoint.url
 
     def _replay_proxy(self) -> RunningProxy:
         if self._replay is None:
@@ -215,13 +210,13 @@ class JudgeTransport:
     # -- closing ---------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the replaying proxy and any scripted judge (new answers are already in the store)."""
+        """Stop the replaying proxy and close the judge model's endpoint (new answers are already in the store)."""
         if self._replay is not None:
             self._replay.close()
             self._replay = None
-        if self._fake is not None:
-            self._fake.close()
-            self._fake = None
+        if self._endpoint is not None:
+            self._endpoint.close()
+            self._endpoint = None
 
     def __enter__(self) -> JudgeTransport:
         return self

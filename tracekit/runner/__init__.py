@@ -1,8 +1,8 @@
-"""Running cases: the reference agent, external agents, scripted policies, repeats and reliability.
+"""Running cases: the reference agent, external agents, repeats and reliability.
 
 - ``run_agent``: the reference agent (a tool-use loop on the official SDK) on ``AgentStart``.
-- ``run_job`` / ``run_jobs``: one (case, group, repeat) job, or a whole run, through the in-process proxy.
-- ``tracekit.runner.policies``: the scripted policies of the offline demo.
+- ``run_job`` / ``run_jobs``: one (case, group, repeat) job, or a whole run, through the in-process proxy,
+  in front of the endpoint the model's client opens (``tracekit.clients``).
 
 Names are imported on first use, so that importing one part does not pull in the proxy and the SDKs.
 (pass^k and the Group A vs B pairing live in ``tracekit.analyze.reliability``.)

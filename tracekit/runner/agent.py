@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tracekit.runner.clients import ModelClient
 from tracekit.runner.conversation import AgentStart
 from tracekit.runner.mock_tools import MockToolExecutor
 from tracekit.runner.simulated_user import UserSimulator
+from tracekit.runner.turn_clients import TurnClient
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class AgentOutcome:
 
 def run_agent(
     start: AgentStart,
-    client: ModelClient,
+    client: TurnClient,
     tools: MockToolExecutor,
     limits: AgentLimits = AgentLimits(),
     user: UserSimulator | None = None,

@@ -7,7 +7,8 @@ with the job's environment (docs/external-agents.md):
 - ``TRACEKIT_SESSION``: the job's session name, to send as the ``x-tracekit-session`` header;
 - ``TRACEKIT_CASE_FILE``: the case file (``tracekit.runner.case_file``);
 - ``TRACEKIT_MODEL`` / ``TRACEKIT_PROVIDER``: the model and provider the run was asked for;
-- for scripted models, ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` placeholders when they are unset.
+- for a model whose client has a key of its own (a stand-in's placeholder), ``ANTHROPIC_API_KEY`` /
+  ``OPENAI_API_KEY`` set to it when they are unset.
 
 When the timeout is over the whole process group is killed. The exit status, whether it timed out, and
 the tail of standard error (redacted when the trace is written) become the trace's ``agent_run`` record.
@@ -28,8 +29,8 @@ from tracekit.trace import AgentRun
 
 #: Bytes of standard error (and output) kept in the agent_run record.
 TAIL_BYTES = 8000
-#: API key placeholder for scripted runs (the fake upstream takes any key).
-PLACEHOLDER_KEY = "tracekit-scripted-no-key"
+#: API key placeholder for a ``--base-url`` server that needs no key.
+PLACEHOLDER_KEY = "tracekit-no-key"
 
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
@@ -44,7 +45,8 @@ class AgentEnvironment:
     case_file: str
     model: str
     provider: str
-    placeholder_keys: bool = False
+    api_key: str | None = None
+    """A key for the agent when the environment has none (the model client's own, e.g. a placeholder)."""
 
     def variables(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of the agent process: ``base`` (default: ours) plus the protocol's variables."""
@@ -59,9 +61,9 @@ class AgentEnvironment:
             "TRACEKIT_PROVIDER": self.provider,
             "PYTHONIOENCODING": env.get("PYTHONIOENCODING", "utf-8"),
         })
-        if self.placeholder_keys:
-            env.setdefault("ANTHROPIC_API_KEY", PLACEHOLDER_KEY)
-            env.setdefault("OPENAI_API_KEY", PLACEHOLDER_KEY)
+        if self.api_key:
+            env.setdefault("ANTHROPIC_API_KEY", self.api_key)
+            env.setdefault("OPENAI_API_KEY", self.api_key)
         return env
 
 

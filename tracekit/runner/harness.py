@@ -2,8 +2,9 @@
 
 For each (case, group, repeat):
 
-1. the upstream: the model API (``--base-url`` or the provider's), or for ``scripted:<policy>`` models a
-   ``FakeUpstream`` answering with that policy for this case;
+1. the upstream: the endpoint the model's client opens for this case (``tracekit.clients``): the model API
+   (``--base-url`` or the provider's) by default, or whatever a client registered for the model name's
+   prefix serves (an in-process stand-in, for instance);
 2. an in-process proxy (``tracekit.proxy.RunningProxy``) in front of it, with the case's intercepts and
    faults, recording into the job's scratch folder;
 3. the agent: the reference agent (``tracekit.runner.agent``) or the ``--agent-cmd`` process, with the
@@ -17,27 +18,26 @@ import os
 import shutil
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tracekit.cases.loader import CaseLibrary
+from tracekit.clients import API_KEY_VARIABLES, DEFAULT_UPSTREAMS, ModelClient, ModelUse, WireProtocol, model_client
 from tracekit.errors import RunSetupError
 from tracekit.intercepts import config_from
 from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.runner.agent import AgentLimits, run_agent
 from tracekit.runner.case_file import case_file_document, write_case_file
-from tracekit.runner.clients import AnthropicModelClient, ModelClient, OpenAIModelClient
 from tracekit.runner.conversation import AgentStart, agent_start
 from tracekit.runner.external import PLACEHOLDER_KEY, AgentEnvironment, run_agent_command
 from tracekit.runner.finalize import finalize_job
 from tracekit.runner.jobs import Job
 from tracekit.runner.mock_tools import MockToolExecutor
 from tracekit.runner.simulated_user import simulated_user_for
+from tracekit.runner.turn_clients import AnthropicTurnClient, OpenAITurnClient, TurnClient
 from tracekit.trace import AgentRun
 
-SCRIPTED_PREFIX = "scripted:"
-DEFAULT_UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
-API_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 SCRATCH_DIR = ".tracekit-run"
 
 
@@ -66,24 +66,26 @@ class RunSettings:
         """``scratch_dir``, or a hidden folder of the run folder."""
         return self.scratch_dir if self.scratch_dir is not None else self.out_dir / SCRATCH_DIR
 
-    @property
-    def scripted_policy(self) -> str | None:
-        """``reference`` for ``scripted:reference``; None for a real model."""
-        return self.model[len(SCRIPTED_PREFIX):] if self.model.startswith(SCRIPTED_PREFIX) else None
+    @cached_property
+    def client(self) -> ModelClient:
+        """The model's client (``tracekit.clients``); ``ModelClientError`` for a name its prefix's client refuses."""
+        return model_client(self.model)
 
     @property
     def source(self) -> str:
-        """The trace header's ``source``: ``run:scripted:<policy>``, ``run:reference-agent`` or ``run:agent-cmd``."""
-        if self.scripted_policy is not None:
+        """The trace header's ``source``: ``run:reference-agent`` or ``run:agent-cmd``; ``run:<model>`` (with
+        ``:agent-cmd`` after it) for a simulated model, which is what made the answers."""
+        if self.client.simulated:
             return f"run:{self.model}" + (":agent-cmd" if self.agent_cmd else "")
         return "run:agent-cmd" if self.agent_cmd else "run:reference-agent"
 
     def key(self) -> str:
-        """The API key the reference agent uses (a placeholder for scripted models and keyless servers)."""
+        """The API key the reference agent uses: the one given, the model client's own (a placeholder for
+        stand-ins), the provider's environment variable, or a placeholder for a keyless ``--base-url``."""
         if self.api_key:
             return self.api_key
-        if self.scripted_policy is not None:
-            return PLACEHOLDER_KEY
+        if self.client.api_key:
+            return self.client.api_key
         value = os.environ.get(API_KEY_VARIABLES[self.provider])
         if value:
             return value
@@ -91,20 +93,22 @@ class RunSettings:
             return PLACEHOLDER_KEY
         raise RunSetupError(
             f"set {API_KEY_VARIABLES[self.provider]} to run {self.model!r} (or give --base-url to a server that "
-            "needs no key, or use --model scripted:reference for the offline demo)"
+            "needs no key, or name a model whose prefix has a registered client: tracekit.clients)"
         )
+
+    def use(self, job: Job | None = None) -> ModelUse:
+        """What the model is opened for: the agent of ``job`` (or of any job, to check the settings)."""
+        return ModelUse("agent", provider=cast(WireProtocol, self.provider), base_url=self.base_url,
+                        case=job.case if job is not None else None, catalog=self.library.catalog)
 
     def check(self) -> None:
         """Fail early on a configuration no job could run with."""
         if self.provider not in DEFAULT_UPSTREAMS:
             raise RunSetupError(f"unknown provider {self.provider!r}; expected anthropic or openai")
-        policy = self.scripted_policy
-        if policy is not None:
-            from tracekit.runner.policies import POLICIES
-
-            if policy not in POLICIES:
-                raise RunSetupError(f"unknown scripted policy {policy!r}; expected one of {', '.join(POLICIES)}")
-        elif not self.agent_cmd:
+        declined = self.client.declines(self.use())
+        if declined:
+            raise RunSetupError(f"{self.model!r} cannot run as an agent: {declined}")
+        if not self.agent_cmd:
             self.key()
 
 
@@ -129,22 +133,18 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
     start = agent_start(case, job.skill_group, tools.tool_params(), library.skills, library.root)
     meta: dict[str, Any] = {"run": {"model": settings.model, "provider": settings.provider,
                                     "agent": settings.agent_cmd or "reference", "skills": start.skills}}
-    if settings.scripted_policy is not None:
-        from tracekit.runner.policies import plan_for
-
-        plan = plan_for(settings.scripted_policy, case, library.catalog)
-        meta["policy"] = {"name": settings.scripted_policy, "failure": plan.failure, "note": plan.note,
-                          "made_by": "tracekit scripted policy on the fake upstream; no model was called"}
     with ExitStack() as stack:
-        upstream = stack.enter_context(_Upstream(settings, job))
+        upstream = stack.enter_context(settings.client.open(settings.use(job)))
+        meta.update(upstream.meta)
         proxy = stack.enter_context(RunningProxy(ProxyConfig(upstream=upstream.url, out_dir=scratch / "traces",
                                                              intercepts=config_from(case))))
         if settings.agent_cmd:
             closing, stop, error = _run_external(job, settings, start, tools, proxy.url, scratch)
         else:
             closing, stop, error = _run_reference(job, settings, start, tools, proxy.url, upstream.url, meta)
-        if upstream.errors:
-            error = "; ".join(upstream.errors)
+        model_errors = upstream.errors()
+        if model_errors:
+            error = "; ".join(model_errors)
     header = {"case_id": case.id, "group": job.group, "repeat": job.repeat, "source": settings.source, "meta": meta}
     session_files = sorted((scratch / "traces").glob("*.jsonl"))
     trace_id = f"{job.name}@{settings.model}"
@@ -162,7 +162,7 @@ def _run_external(
                                   limits=settings.limits)
     case_file = write_case_file(scratch / "case.json", document)
     environment = AgentEnvironment(proxy_url, job.name, str(case_file.resolve()), settings.model, settings.provider,
-                                   placeholder_keys=settings.scripted_policy is not None)
+                                   api_key=settings.client.api_key)
     closing = run_agent_command(settings.agent_cmd or "", environment, settings.timeout, settings.cwd)
     stop = "timeout" if closing.timed_out else f"exit {closing.exit_status}"
     return closing, stop, (closing.stderr[-500:] or stop) if closing.exit_status != 0 else None
@@ -174,8 +174,9 @@ def _run_reference(
 ) -> tuple[AgentRun, str, str | None]:
     """The reference agent for one job, with the case's simulated user if it has one."""
     client = _client(settings, proxy_url, job.name)
-    # A model-played user is harness traffic: it talks to the upstream directly and is not recorded.
-    user_client = _client(settings, upstream_url, None) if settings.scripted_policy is None else None
+    # A model-played user is harness traffic: it talks to the upstream directly and is not recorded. A
+    # simulated model answers as the agent only, so it cannot play the user.
+    user_client = None if settings.client.simulated else _client(settings, upstream_url, None)
     user = simulated_user_for(job.case.input.simulated_user, user_client)
     if user is not None:
         meta["simulated_user"] = type(user).__name__
@@ -187,40 +188,8 @@ def _run_reference(
     return closing, outcome.stop, outcome.error
 
 
-def _client(settings: RunSettings, url: str, session: str | None) -> ModelClient:
+def _client(settings: RunSettings, url: str, session: str | None) -> TurnClient:
     if settings.provider == "openai":
-        return OpenAIModelClient(settings.model, url.rstrip("/") + ("" if url.endswith("/v1") else "/v1"),
+        return OpenAITurnClient(settings.model, url.rstrip("/") + ("" if url.endswith("/v1") else "/v1"),
                                  settings.key(), session=session)
-    return AnthropicModelClient(settings.model, url, settings.key(), session=session)
-
-
-class _Upstream:
-    """The job's upstream: a FakeUpstream with the scripted policy, or the configured API."""
-
-    def __init__(self, settings: RunSettings, job: Job) -> None:
-        self.settings = settings
-        self.job = job
-        self.url = ""
-        self._fake: Any = None
-
-    def __enter__(self) -> _Upstream:
-        policy = self.settings.scripted_policy
-        if policy is None:
-            self.url = self.settings.base_url or DEFAULT_UPSTREAMS[self.settings.provider]
-            return self
-        from tracekit.runner.policies import policy_script
-        from tracekit.testing import FakeUpstream
-
-        script = policy_script(policy, self.job.case, self.settings.library)
-        self._fake = FakeUpstream(script).start()
-        self.url = self._fake.url
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._fake is not None:
-            self._fake.close()
-
-    @property
-    def errors(self) -> list[str]:
-        """Exceptions the scripted policy raised (each was answered with a 500)."""
-        return [f"{type(exc).__name__}: {exc}" for exc in (self._fake.errors if self._fake is not None else [])]
+    return AnthropicTurnClient(settings.model, url, settings.key(), session=session)

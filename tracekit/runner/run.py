@@ -3,10 +3,11 @@
 - Jobs already complete in the output folder are skipped (``tracekit.runner.jobs.completed_jobs``);
   temporary files an interrupted run left behind are removed first. Work in progress lives in a temporary
   folder outside the run folder, removed when the run ends or is interrupted.
-- ``concurrency`` worker threads run jobs (each with its own proxy and, for scripted models, its own fake
-  upstream). The workers are daemon threads and the main thread waits in short slices, so Ctrl-C stops the
-  run at once: running agent processes are killed, unfinished jobs leave no trace file (a job's trace is
-  renamed into place only when it is complete), and a re-run picks up where this one stopped.
+- ``concurrency`` worker threads run jobs (each with its own proxy and its own endpoint of the model,
+  e.g. an in-process stand-in's server). The workers are daemon threads and the main thread waits in
+  short slices, so Ctrl-C stops the run at once: running agent processes are killed, unfinished jobs
+  leave no trace file (a job's trace is renamed into place only when it is complete), and a re-run picks
+  up where this one stopped.
 """
 
 from __future__ import annotations

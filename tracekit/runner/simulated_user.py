@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tracekit.cases.model import SimulatedUser
-from tracekit.runner.clients import ModelClient
+from tracekit.runner.turn_clients import TurnClient
 
 #: What a model-played user says when the conversation is over.
 DONE_MARKER = "[结束]"
@@ -47,7 +47,7 @@ class ScriptedUser:
 class ModelUser:
     """A model plays the persona; it answers in the user's voice and says ``DONE_MARKER`` when satisfied."""
 
-    def __init__(self, client: ModelClient, persona: str, max_turns: int | None = None, max_tokens: int = 300) -> None:
+    def __init__(self, client: TurnClient, persona: str, max_turns: int | None = None, max_tokens: int = 300) -> None:
         self.client = client
         self.persona = persona
         self.max_turns = max_turns
@@ -70,15 +70,15 @@ class ModelUser:
         return text
 
 
-def simulated_user_for(spec: SimulatedUser | None, model_client: ModelClient | None = None) -> UserSimulator | None:
+def simulated_user_for(spec: SimulatedUser | None, turn_client: TurnClient | None = None) -> UserSimulator | None:
     """The simulator a case asks for: scripted replies when it has them, else a model-played persona when
     a client is given, else none."""
     if spec is None:
         return None
     if spec.replies:
         return ScriptedUser(spec.replies, spec.max_turns)
-    if spec.persona and model_client is not None:
-        return ModelUser(model_client, spec.persona, spec.max_turns)
+    if spec.persona and turn_client is not None:
+        return ModelUser(turn_client, spec.persona, spec.max_turns)
     return None
 
 

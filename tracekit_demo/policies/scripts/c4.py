@@ -10,7 +10,7 @@ first obstacle, or invent an answer.
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
+from tracekit_demo.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
 
 _EXIT = "没有出发地、目的地和日期，我没法帮你查询或预订机票。你也可以自己在航司或携程 App 里订：选好出发地、目的地和日期，比较价格后下单。"
 _EXIT_AGAIN = "好的，那我们先不订机票。如果之后有别的需要，直接说就行。"

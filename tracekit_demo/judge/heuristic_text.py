@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tracekit.judge.scripted import ScriptedPrompt
+from tracekit.judge.rules import JudgePrompt
 
 #: Ends every reason the scripted judge gives.
 TAG = "（脚本化判断）"
@@ -64,7 +64,7 @@ def tool_steps(text: str) -> list[ToolStep]:
     return list(steps.values())
 
 
-def user_messages(prompt: ScriptedPrompt) -> list[str]:
+def user_messages(prompt: JudgePrompt) -> list[str]:
     """What the user said, in order (history first, then later turns)."""
     text = prompt.sections.get("history", "") + "\n" + prompt.steps
     return [match.group(1) for match in _USER_LINE.finditer(text)]
@@ -113,7 +113,7 @@ def verdict(result: str, reason: str, quote: str, failure_kind: str | None = Non
     return value
 
 
-def grounds(prompt: ScriptedPrompt) -> str:
+def grounds(prompt: JudgePrompt) -> str:
     """History and steps, squashed: where a figure of the answer must come from."""
     return squash(prompt.sections.get("history", "") + prompt.sections.get("steps", "")).replace("：", ":")
 

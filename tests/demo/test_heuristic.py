@@ -1,4 +1,5 @@
-"""The scripted judge's heuristics (``--model scripted:judge``), served in-process: no model, no network."""
+"""The demo's rule-based judge (``--model scripted:judge``), through the registry, served in-process: no model,
+no network."""
 
 from __future__ import annotations
 
@@ -6,19 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_support import answer, case, run_trace, tool_turn
 
-from tracekit.judge import SCRIPTED_MODEL, CaseJudge, JudgeConfig
-from tracekit.judge.heuristic import FAMILIES, TAG
+from tracekit.judge import CaseJudge, JudgeConfig
 from tracekit.trace import Trace
+from tracekit_demo.clients import JUDGE_MODEL, RuleJudgeClient
+from tracekit_demo.judge.heuristic import FAMILIES, TAG
+
+from .demo_support import CASES, answer, case, run_trace, tool_turn
 
 TIMEOUT = "Error: Request timeout after 30s. The flight search service is temporarily unavailable."
 
 
 def judged(tmp_path: Path, trace: Trace, **options: Any) -> dict[str, Any]:
-    config = JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store", **options)
+    config = JudgeConfig(model=JUDGE_MODEL, store=tmp_path / "store", **options)
     with CaseJudge(config) as judge:
-        assert judge.scripted
+        assert isinstance(judge.client, RuleJudgeClient)  # found through the entry point
         return judge.judge(case(trace.header.case_id or ""), trace).to_dict()
 
 
@@ -54,7 +57,7 @@ def test_five_identical_calls_are_a_loop(tmp_path: Path) -> None:
 def test_a_case_without_a_rule_stays_pending_and_nothing_is_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracekit.judge import heuristic
+    from tracekit_demo.judge import heuristic
 
     monkeypatch.delitem(heuristic._FAMILY_OF, "B2-TC-04")  # every judged case of the library has a rule now
     trace = run_trace(tmp_path, case("B2-TC-04"), [answer("找到了高赞回答。")])
@@ -66,9 +69,7 @@ def test_a_case_without_a_rule_stays_pending_and_nothing_is_sent(
 
 
 def test_every_family_names_judge_cases_of_the_library() -> None:
-    from judge_support import CASES
-
-    from tracekit.cases.loader import load_cases
+    from tracekit.cases import load_cases
 
     library = load_cases(CASES).cases
     named = [case_id for ids in FAMILIES.values() for case_id in ids]

@@ -1,6 +1,6 @@
 """The scripted judge's rules on how a task was carried out (``--model scripted:judge``): not a model.
 
-Where ``tracekit.judge.heuristic`` looks at what the final answer says, these rules compare what the agent
+Where ``tracekit_demo.judge.heuristic`` looks at what the final answer says, these rules compare what the agent
 did with what the user asked and what the tools returned. Each reads its parameters from the prompt (the
 user's words, the tool results, the rubric), never from a case id:
 
@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracekit.judge.heuristic_text import (
+from tracekit.judge.rules import JudgePrompt
+from tracekit_demo.judge.heuristic_text import (
     ToolStep,
     first_sentence,
     item_lists,
@@ -41,7 +42,6 @@ from tracekit.judge.heuristic_text import (
     user_messages,
     verdict,
 )
-from tracekit.judge.scripted import ScriptedPrompt
 
 _RUBRIC_FIGURE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*元")
 _ANSWER_FIGURE = re.compile(r"[¥￥]\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:元|块)")
@@ -69,7 +69,7 @@ _BUDGET = re.compile(
 _PRICE_KEYS = ("price", "price_cny", "total_price", "sale_price")
 
 
-def image_reading(prompt: ScriptedPrompt) -> dict[str, Any]:
+def image_reading(prompt: JudgePrompt) -> dict[str, Any]:
     """The value shown in the image (named by the rubric) must be read and used in a later call."""
     final = prompt.final_answer
     expected = {_number(match) for match in _RUBRIC_FIGURE.finditer(prompt.rubric)}
@@ -88,7 +88,7 @@ def image_reading(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("pass", "正确读取了图片中的数值，并用于后续搜索", evidence)
 
 
-def reuse_results(prompt: ScriptedPrompt) -> dict[str, Any]:
+def reuse_results(prompt: JudgePrompt) -> dict[str, Any]:
     """Working from the history's results passes; calling the same tool again without a reason fails."""
     final = prompt.final_answer
     earlier = tool_steps(prompt.sections.get("history", ""))
@@ -108,7 +108,7 @@ def reuse_results(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("pass", "未重新调用搜索工具，从已有结果中筛选", _sentence_with(final, named))
 
 
-def top_pick(prompt: ScriptedPrompt) -> dict[str, Any]:
+def top_pick(prompt: JudgePrompt) -> dict[str, Any]:
     """The detail call must take the most popular search result, and the answer must show the detail."""
     final = prompt.final_answer
     calls = tool_steps(prompt.steps)
@@ -136,7 +136,7 @@ def top_pick(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("fail", "没有找到可供选择的搜索结果（未能找到高赞内容）", first_sentence(final))
 
 
-def secondary_request(prompt: ScriptedPrompt) -> dict[str, Any]:
+def secondary_request(prompt: JudgePrompt) -> dict[str, Any]:
     """A secondary wish of the user must be filtered on or noted in the answer."""
     final = prompt.final_answer
     wishes = [next(group for group in match.groups() if group) for text in user_messages(prompt)
@@ -156,7 +156,7 @@ def secondary_request(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("pass", f"查询了主要需求，并对「{word}」做了处理（筛选或标注）", quote)
 
 
-def referenced_item(prompt: ScriptedPrompt) -> dict[str, Any]:
+def referenced_item(prompt: JudgePrompt) -> dict[str, Any]:
     """"第 N 套 / 个" names an item of the history's results: the new call must be about that item."""
     final = prompt.final_answer
     earlier = tool_steps(prompt.sections.get("history", ""))
@@ -178,7 +178,7 @@ def referenced_item(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("fail", f"调用的位置与第 {number} 项（{names[0]}）不对应", calls[-1].line)
 
 
-def document_rules(prompt: ScriptedPrompt) -> dict[str, Any]:
+def document_rules(prompt: JudgePrompt) -> dict[str, Any]:
     """Advice must not go against a rule of a document the tools returned."""
     final = prompt.final_answer
     documents = "\n".join(step.result or "" for step in tool_steps(
@@ -199,7 +199,7 @@ def document_rules(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("acceptable", "没有违背文档规则（文档中没有可核对的约束）", first_sentence(final))
 
 
-def trip_plan(prompt: ScriptedPrompt) -> dict[str, Any]:
+def trip_plan(prompt: JudgePrompt) -> dict[str, Any]:
     """A plan covers the wanted places and lodging and is laid out after looking up routes."""
     final = prompt.final_answer
     places = [place.strip() for text in user_messages(prompt) for match in _PLACES.finditer(text)
@@ -216,7 +216,7 @@ def trip_plan(prompt: ScriptedPrompt) -> dict[str, Any]:
     return verdict("pass", "方案覆盖了想去的地点和住宿，并按路线查询排了行程", route.line)
 
 
-def over_budget(prompt: ScriptedPrompt) -> dict[str, Any] | None:
+def over_budget(prompt: JudgePrompt) -> dict[str, Any] | None:
     """A fail when the answer recommends an item priced above the user's budget, else None."""
     budgets = [_budget(match) for text in user_messages(prompt) for match in _BUDGET.finditer(text)]
     if not budgets:

@@ -9,7 +9,7 @@ plans fall into the trap each case is named for.
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Call, Plan, Ref, Say
+from tracekit_demo.policies.steps import Call, Plan, Ref, Say
 
 _GROWTH = "(1250000 - 1055000) / 1055000 * 100"
 

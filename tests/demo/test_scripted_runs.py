@@ -1,28 +1,31 @@
-"""Whole runs with the scripted policies: verdicts from the offline analysis, A/B pairs, resuming, Ctrl-C.
+"""Whole runs with the demo's scripted policies, found through the model-client registry: verdicts from the
+offline analysis, how the traces say they were made, A/B pairs, and the command line.
 
 The subset covers each dimension and each kind of failure a flawed plan was written to show.
 """
 
 from __future__ import annotations
 
-import _thread
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
 from tracekit.analyze.results import analyze_trace
-from tracekit.cases.loader import CaseLibrary
-from tracekit.runner.harness import JobResult, RunSettings, run_job
-from tracekit.runner.jobs import Job, completed_jobs, plan_jobs
-from tracekit.runner.policies import plan_for
+from tracekit.cases import CaseLibrary
+from tracekit.cli.main import cli
+from tracekit.runner.harness import RunSettings
+from tracekit.runner.jobs import plan_jobs
 from tracekit.runner.run import run_jobs
 from tracekit.runner.selection import select_cases
 from tracekit.runner.summary import run_summary, trial_verdicts
 from tracekit.trace import load_trace
+from tracekit_demo.clients import MADE_BY, PolicyClient
+from tracekit_demo.policies import plan_for
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: case -> a check the flawed plan must fail (its failure as the case's own checks see it)
 FLAWED_FAILS = {
@@ -39,7 +42,9 @@ FLAWED_FAILS = {
 
 
 def settings_for(library: CaseLibrary, out: Path, policy: str) -> RunSettings:
-    return RunSettings(library=library, out_dir=out, model=f"scripted:{policy}")
+    settings = RunSettings(library=library, out_dir=out, model=f"scripted:{policy}")
+    assert isinstance(settings.client, PolicyClient) and settings.client.policy == policy
+    return settings
 
 
 def verdicts(out: Path, library: CaseLibrary) -> dict[str, dict[str, Any]]:
@@ -88,6 +93,9 @@ def test_traces_are_bound_to_case_group_and_repeat_and_say_how_they_were_made(re
     assert header["source"] == "run:scripted:reference"
     assert header["meta"]["run"]["skills"] == ["flight_booking_skill"]
     assert header["trace_id"] == "B2-TS-01__B__r0@scripted:reference"
+    policy = header["meta"]["policy"]
+    assert (policy["name"], policy["failure"], policy["made_by"]) == ("reference", None, MADE_BY)
+    assert policy["note"] == "derived from expect: search_flights, then answers"
     assert closing["kind"] == "agent_run" and closing["stop"] == "end_turn"
     assert '<skill name=\\"flight_booking_skill\\">' in path.read_text(encoding="utf-8")
 
@@ -101,52 +109,34 @@ def test_group_a_and_b_are_paired_in_the_summary(reference_run: Path, library: C
     assert summary["reliability"]["mean_pass^k"]["1"] == 1.0
 
 
-def test_repeats_give_pass_hat_k(library: CaseLibrary, tmp_path: Path) -> None:
-    jobs = plan_jobs(select_cases(library, ["C4-LD-01"]), None, 3)
-    run_jobs(jobs, settings_for(library, tmp_path, "flawed"), concurrency=3)
-    summary = run_summary(trial_verdicts(jobs, tmp_path, library), repeat=3)
-    (case,) = summary["reliability"]["cases"]
-    assert (case["trials"], case["passes"], case["pass^k"]["3"], case["flaky"]) == (3, 0, 0.0, False)
+def run(args: list[str]) -> Any:
+    return CliRunner().invoke(cli, ["run", *args, "--cases-dir", str(ROOT / "cases"), "--no-progress"], env={
+        "ANTHROPIC_API_KEY": None})
 
 
-def test_a_rerun_skips_complete_jobs_and_redoes_missing_ones(library: CaseLibrary, tmp_path: Path) -> None:
-    jobs = plan_jobs(select_cases(library, ["B2-TS-01", "B2-TS-02"]), ["A"], 1)
-    settings = settings_for(library, tmp_path, "reference")
-    first = run_jobs(jobs, settings)
-    assert len(first.results) == 2 and completed_jobs(tmp_path) == {"B2-TS-01__A__r0", "B2-TS-02__A__r0"}
-    (tmp_path / "B2-TS-02__A__r0.jsonl").unlink()
-    (tmp_path / ".B2-TS-01__A__r1.jsonl.part").write_text('{"kind":"header"', encoding="utf-8")  # torn leftover
-    second = run_jobs(jobs, settings)
-    assert [job.name for job in second.skipped] == ["B2-TS-01__A__r0"]
-    assert [result.job.name for result in second.results] == ["B2-TS-02__A__r0"]
-    assert not list(tmp_path.glob(".*.part"))
+def test_the_demo_needs_no_key_and_prints_verdicts_pass_k_and_pairs(tmp_path: Path) -> None:
+    result = run(["B2-TS-01", "B2-TS-02", "--model", "scripted:flawed", "--repeat", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "8 traces: 8 fail" in result.output
+    assert "pass^1 0.00, pass^2 0.00" in result.output
+    assert "Group A vs B on 2 cases" in result.output
+    summary = orjson.loads((tmp_path / "run-summary.json").read_bytes())
+    assert summary["summary"]["reliability"]["ks"] == [1, 2]
+    assert {trial["trace"] for trial in summary["trials"]} == {path.name for path in tmp_path.glob("*.jsonl")}
 
 
-def test_a_trace_without_its_closing_record_is_not_complete(library: CaseLibrary, tmp_path: Path) -> None:
-    jobs = plan_jobs(select_cases(library, ["B2-TS-01"]), ["A"], 1)
-    run_jobs(jobs, settings_for(library, tmp_path, "reference"))
-    path = tmp_path / "B2-TS-01__A__r0.jsonl"
-    path.write_bytes(b"\n".join(path.read_bytes().splitlines()[:-1]) + b"\n")
-    assert completed_jobs(tmp_path) == set()
+def test_unknown_scripted_models_are_bad_usage(tmp_path: Path) -> None:
+    unknown = run(["B2-TS-01", "--model", "scripted:perfect", "--out", str(tmp_path)])
+    assert unknown.exit_code == 2 and "unknown scripted policy 'perfect'" in unknown.output
+    judge = run(["B2-TS-01", "--model", "scripted:judge", "--out", str(tmp_path)])
+    assert judge.exit_code == 2 and "'scripted:judge' cannot run as an agent" in judge.output
+    assert not list(tmp_path.glob("*.jsonl"))
 
 
-def test_ctrl_c_leaves_complete_traces_only(library: CaseLibrary, tmp_path: Path) -> None:
-    started = threading.Event()
-
-    def slow_job(job: Job, settings: RunSettings) -> JobResult:
-        if job.case.id == "B2-TS-02":
-            started.set()
-            time.sleep(30)  # interrupted long before this returns; the thread is a daemon
-        return run_job(job, settings)
-
-    def interrupt() -> None:
-        started.wait(20)
-        time.sleep(0.5)
-        _thread.interrupt_main()
-
-    jobs = plan_jobs(select_cases(library, ["B2-TS-01", "B2-TS-02"]), ["A"], 1)
-    threading.Thread(target=interrupt, daemon=True).start()
-    report = run_jobs(jobs, settings_for(library, tmp_path, "reference"), concurrency=2, job_runner=slow_job)
-    assert report.interrupted
-    assert completed_jobs(tmp_path) == {"B2-TS-01__A__r0"}
-    assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == ["B2-TS-01__A__r0.jsonl"]
+def test_a_folder_of_another_policy_is_not_resumed(tmp_path: Path) -> None:
+    first = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)])
+    assert first.exit_code == 0
+    other = run(["B2-TS-01", "--groups", "A", "--model", "scripted:flawed", "--out", str(tmp_path)])
+    assert other.exit_code == 2 and "made by another run" in other.output
+    again = run(["B2-TS-01", "--groups", "A", "--model", "scripted:reference", "--out", str(tmp_path)])
+    assert again.exit_code == 0 and "0 jobs run, 1 already complete" in again.output

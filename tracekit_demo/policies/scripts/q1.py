@@ -9,7 +9,7 @@ prices, logistics, flight numbers, ratings, weights, confident predictions and i
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Call, Plan, Say
+from tracekit_demo.policies.steps import Call, Plan, Say
 
 REFERENCE: dict[str, Plan] = {
     # --- 置信度校准

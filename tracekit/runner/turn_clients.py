@@ -1,6 +1,9 @@
-"""The reference agent's model clients: the official anthropic and openai SDKs behind one small interface.
+"""How the reference agent asks for its turns: the official anthropic and openai SDKs behind one interface.
 
-The agent keeps its conversation in Anthropic message form; ``OpenAIModelClient`` converts it to Chat
+A ``TurnClient`` talks to the job's proxy in the run's wire protocol; where the proxy sends the requests
+on is the model client's business (``tracekit.clients``), not the agent's.
+
+The agent keeps its conversation in Anthropic message form; ``OpenAITurnClient`` converts it to Chat
 Completions messages for each request and the reply back. Both send the run's ``x-tracekit-session``
 header so the proxy files every request of a job under one trace.
 """
@@ -46,7 +49,7 @@ class ModelTurn:
         return "".join(block.get("text", "") for block in self.content if block.get("type") == "text")
 
 
-class ModelClient(Protocol):
+class TurnClient(Protocol):
     """Asks the model for the next assistant turn."""
 
     def complete(
@@ -55,7 +58,7 @@ class ModelClient(Protocol):
         """The model's reply to ``messages`` (Anthropic form) with ``tools`` offered."""
 
 
-class _SDKModelClient(ABC, Generic[_SDK]):
+class _SDKTurnClient(ABC, Generic[_SDK]):
     """What both clients share: the model name and an SDK client that sends the run's session header."""
 
     def __init__(
@@ -73,7 +76,7 @@ class _SDKModelClient(ABC, Generic[_SDK]):
         """The SDK client made with ``options`` (the SDK is imported here, only when a client is made)."""
 
 
-class AnthropicModelClient(_SDKModelClient["anthropic.Anthropic"]):
+class AnthropicTurnClient(_SDKTurnClient["anthropic.Anthropic"]):
     """The anthropic SDK's ``messages.create``."""
 
     def _connect(self, **options: Any) -> anthropic.Anthropic:
@@ -98,7 +101,7 @@ class AnthropicModelClient(_SDKModelClient["anthropic.Anthropic"]):
         )
 
 
-class OpenAIModelClient(_SDKModelClient["openai.OpenAI"]):
+class OpenAITurnClient(_SDKTurnClient["openai.OpenAI"]):
     """The openai SDK's ``chat.completions.create`` (for OpenAI-compatible servers too)."""
 
     def _connect(self, **options: Any) -> openai.OpenAI:

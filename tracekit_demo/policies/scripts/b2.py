@@ -9,7 +9,7 @@ here only for their flawed plan. Answers quote the catalog's mock results throug
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
+from tracekit_demo.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
 
 _FLIGHTS = "{search_flights:flights[0].flight_no}（{search_flights:flights[0].departure_time} 起飞，¥{search_flights:flights[0].price_cny}）"
 _WEATHER = "{maps_weather:weather}，{maps_weather:temperature_min}～{maps_weather:temperature_max}°C，{maps_weather:wind}"

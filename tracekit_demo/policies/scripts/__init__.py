@@ -6,15 +6,14 @@ gets the plan derived from its ``expect``; one missing from ``FLAWED`` gets the 
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Plan
+from tracekit_demo.policies.scripts import b2, c4, q1, q3, traps
+from tracekit_demo.policies.steps import Plan
 
 REFERENCE: dict[str, Plan] = {}
 FLAWED: dict[str, Plan] = {}
 
 
 def _register() -> None:
-    from tracekit.runner.policies.scripts import b2, c4, q1, q3, traps
-
     for module in (b2, q3, q1, c4, traps):
         for name, table in (("REFERENCE", REFERENCE), ("FLAWED", FLAWED)):
             for case_id, plan in getattr(module, name).items():

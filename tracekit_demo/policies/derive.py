@@ -6,7 +6,7 @@ For each expected call (in order) the plan calls the tool with values chosen to 
 result, ``regex`` the shortest string the pattern accepts, ``any_of`` the first derivable alternative,
 ``present: false`` nothing. Required parameters no matcher names take the schema's default or first enum
 value. Then it answers, with the strings the answer checks require. Cases this cannot express have a
-hand-written plan instead (``tracekit.runner.policies.scripts``).
+hand-written plan instead (``tracekit_demo.policies.scripts``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import re
 import warnings
 from typing import Any
 
-from tracekit.cases.catalog import Catalog
-from tracekit.cases.model import ArgMatcher, Case, ExpectedCall
-from tracekit.runner.policies.dialogue import Dialogue, SeenResult
-from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, PolicyError, Ref, Say, Step
+from tracekit.cases import ArgMatcher, Case, Catalog, ExpectedCall
+from tracekit_demo.policies.dialogue import Dialogue, SeenResult
+from tracekit_demo.policies.steps import Call, Calls, DateOf, Plan, PolicyError, Ref, Say, Step
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

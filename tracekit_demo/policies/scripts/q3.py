@@ -9,7 +9,7 @@ earlier turns, or oversimplify a complex task.
 
 from __future__ import annotations
 
-from tracekit.runner.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
+from tracekit_demo.policies.steps import Call, Calls, DateOf, Plan, Ref, Say
 
 _PADDING = (
     "温馨提示：以上信息仅供参考，具体情况请以官方发布为准。如果你还有任何其他问题，欢迎随时向我提问，我会尽力为你解答。"

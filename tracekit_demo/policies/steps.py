@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tracekit.runner.policies.dialogue import Dialogue
+from tracekit.cases import resolve_date
+from tracekit.errors import ModelClientError
 from tracekit.testing import Reply, ToolUse, Usage, text_reply, tool_use_reply
+from tracekit_demo.policies.dialogue import Dialogue
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*):([^{}]+)\}")
 
 
-class PolicyError(Exception):
+class PolicyError(ModelClientError):
     """A scripted policy that cannot answer (a reference it cannot resolve, a step it does not have)."""
 
 
@@ -150,8 +152,6 @@ def fill(text: str, dialogue: Dialogue) -> str:
 
 def resolve_date_phrase(phrase: str, dialogue: Dialogue) -> str:
     """The first day a date phrase means, from the case's ``context.now``."""
-    from tracekit.cases.dates import resolve_date
-
     try:
         return resolve_date(phrase, dialogue.case.context.now).start.isoformat()
     except Exception as exc:  # the resolver's own error names the phrase

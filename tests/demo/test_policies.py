@@ -6,12 +6,11 @@ import re
 
 import pytest
 
-from tracekit.cases.loader import CaseLibrary
-from tracekit.cases.model import ArgMatcher
-from tracekit.runner.policies import POLICIES, Dialogue, plan_for
-from tracekit.runner.policies.derive import derive_value, reference_plan, regex_example
-from tracekit.runner.policies.steps import Call, DateOf, Ref, Say, render
+from tracekit.cases import ArgMatcher, CaseLibrary
 from tracekit.testing import FakeRequest, MessageReply, ToolUse
+from tracekit_demo.policies import POLICIES, Dialogue, plan_for
+from tracekit_demo.policies.derive import derive_value, reference_plan, regex_example
+from tracekit_demo.policies.steps import Call, DateOf, Ref, Say, render
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -1,4 +1,4 @@
-"""The scripted judge's task rules (tracekit.judge.heuristic_tasks) on traces built in code, both ways each.
+"""The demo judge's task rules (tracekit_demo.judge.heuristic_tasks) on traces built in code, both ways each.
 
 Every trace is the case's own input (history as the case file has it) plus agent turns written here; the
 judge is ``scripted:judge`` served in-process (no model, no network).
@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_support import answer, case, run_trace, tool_turn
 
-from tracekit.judge import SCRIPTED_MODEL, CaseJudge, JudgeConfig
-from tracekit.judge.heuristic import TAG
+from tracekit.judge import CaseJudge, JudgeConfig
+from tracekit_demo.clients import JUDGE_MODEL
+from tracekit_demo.judge.heuristic import TAG
+
+from .demo_support import answer, case, run_trace, tool_turn
 
 WEB = json.dumps({"results": [{"title": "同类商品价格", "snippet": "常见价位 199-399 元"}]}, ensure_ascii=False)
 POIS = json.dumps({"count": 1, "pois": [{"name": "川菜馆（示例）", "address": "朝阳公园南路1号"}]}, ensure_ascii=False)
@@ -42,7 +44,7 @@ def turn_with_text(call_id: str, text: str, name: str, arguments: dict[str, Any]
 
 def judged(tmp_path: Path, case_id: str, agent: list[dict[str, Any]]) -> dict[str, Any]:
     trace = run_trace(tmp_path, case(case_id), agent, f"{case_id}-{abs(hash(json.dumps(agent)))}")
-    with CaseJudge(JudgeConfig(model=SCRIPTED_MODEL, store=tmp_path / "store")) as judge:
+    with CaseJudge(JudgeConfig(model=JUDGE_MODEL, store=tmp_path / "store")) as judge:
         check = judge.judge(case(case_id), trace).to_dict()
     assert all(reason.endswith(TAG) for reason in check["judge"]["reasons"])
     assert all(quote["found_in"] for quote in check["judge"]["quotes"])  # every quote is from the evidence

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit.cases.catalog import Catalog
-from tracekit.cases.model import Case
-from tracekit.runner.policies.derive import derive_args, reference_plan
-from tracekit.runner.policies.steps import Call, DateOf, Plan, PolicyError, Ref, Say
+from tracekit.cases import Case, Catalog
+from tracekit_demo.policies.derive import derive_args, reference_plan
+from tracekit_demo.policies.steps import Call, DateOf, Plan, PolicyError, Ref, Say
 
 PADDING = (
     "温馨提示：以上信息仅供参考，实际情况请以官方渠道为准。如果你还有任何其他问题，欢迎随时向我提问，我会尽力为你解答。"

@@ -9,14 +9,14 @@ import orjson
 import pytest
 
 from tracekit.analyze.results import analyze_trace
-from tracekit.cases.loader import CaseLibrary
+from tracekit.cases import CaseLibrary
 from tracekit.intercepts import config_from
 from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.redact import Redactor
 from tracekit.runner.agent import run_agent
-from tracekit.runner.clients import AnthropicModelClient
 from tracekit.runner.conversation import agent_start
 from tracekit.runner.mock_tools import MockToolExecutor
+from tracekit.runner.turn_clients import AnthropicTurnClient
 from tracekit.trace import load_trace
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
@@ -68,7 +68,7 @@ def test_the_reference_agent_replays_a_recording_exactly(name: str, library: Cas
     start = agent_start(case, case.skills.groups[group], tools.tool_params(), library.skills, library.root)
     config = ProxyConfig(mode="replay", replay_dir=tmp_path, intercepts=config_from(case), redactor=Redactor())
     with RunningProxy(config) as proxy:
-        outcome = run_agent(start, AnthropicModelClient("scripted:reference", proxy.url, "k"), tools)
+        outcome = run_agent(start, AnthropicTurnClient("scripted:reference", proxy.url, "k"), tools)
         assert proxy.proxy.misses == []
     recorded = [record for record in load_trace(tmp_path / f"{name}.jsonl").records
                 if getattr(record, "kind", "") == "assistant_message"]

@@ -1,19 +1,22 @@
-"""A scripted judge: rules in Python that answer judge prompts, served by the scripted fake upstream.
+"""Judges made of rules: a judge prompt read back into its parts, and a fake upstream that answers it.
 
-It is not a model. It exists so that tests and demos can exercise the whole judge path (prompt, proxy,
-store, parsing, combining) without a network, and it must always be labelled as what it is: use the model
-name ``SCRIPTED_MODEL`` (``scripted:judge``) so that nobody mistakes its verdicts for a real model's.
+A rule-based stand-in is not a model. It exists so that tests and demos can exercise the whole judge path
+(prompt, proxy, store, parsing, combining) without a network; label its verdicts as what they are by the
+model name it is served under.
 
 A rule receives the prompt read back into its parts and returns the judge's answer (a dict, dumped as
 JSON, or a string sent as is)::
 
-    def rule(prompt: ScriptedPrompt) -> dict | str:
+    from tracekit.testing import FakeModelClient
+
+    def rule(prompt: JudgePrompt) -> dict | str:
         if "8999" in prompt.final_answer:
             return {"verdict": "fail", "reasons": ["编造了价格"], "quotes": ["8999"]}
         return {"verdict": "pass", "reasons": ["如实告知"], "quotes": [prompt.final_answer[:20]]}
 
-    with FakeUpstream(scripted_judge(rule)) as upstream:
-        ...  # JudgeConfig(model=SCRIPTED_MODEL, base_url=upstream.url)
+    client = FakeModelClient(rule_judge(rule))   # register it for a prefix (tracekit.clients), or:
+    with FakeUpstream(rule_judge(rule)) as upstream:
+        ...  # JudgeConfig(model="my-rules", base_url=upstream.url)
 """
 
 from __future__ import annotations
@@ -21,21 +24,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
-if TYPE_CHECKING:
-    from tracekit.testing import FakeRequest, Reply
-
-#: The model name scripted verdicts are made and kept under.
-SCRIPTED_MODEL = "scripted:judge"
-
 _CASE_ID = re.compile(r'<case id="([^"]+)">')
+
+Rule = Callable[["JudgePrompt"], "dict[str, Any] | str"]
 
 
 @dataclass(frozen=True)
-class ScriptedPrompt:
+class JudgePrompt:
     """A judge prompt read back into its parts (the tags of ``tracekit.judge.prompt.USER_TEMPLATE``)."""
 
     case_id: str
@@ -55,12 +54,19 @@ class ScriptedPrompt:
         return self.sections.get("steps", "")
 
 
-def read_prompt(prompt: str) -> ScriptedPrompt:
+class _Request(Protocol):
+    """What ``rule_judge`` reads of a fake-upstream request."""
+
+    @property
+    def body(self) -> Any: ...
+
+
+def read_prompt(prompt: str) -> JudgePrompt:
     """Split a judge prompt into its parts."""
     match = _CASE_ID.search(prompt)
     evidence = _tag(prompt, "evidence")
     sections = {name: _tag(evidence, name) for name in ("system", "history", "steps", "final_answer")}
-    return ScriptedPrompt(
+    return JudgePrompt(
         case_id=match.group(1) if match else "",
         rubric=_tag(prompt, "rubric"),
         criteria=_tag(prompt, "criteria"),
@@ -70,18 +76,17 @@ def read_prompt(prompt: str) -> ScriptedPrompt:
     )
 
 
-def scripted_judge(rule: Callable[[ScriptedPrompt], dict[str, Any] | str]) -> Callable[[FakeRequest], Reply]:
-    """A FakeUpstream script function that answers every judge request with ``rule``'s answer."""
-    from tracekit.testing import text_reply
+def rule_judge(rule: Rule) -> Callable[[_Request], str]:
+    """A fake-upstream script function (``tracekit.testing.FakeUpstream``) that answers every judge request
+    with ``rule``'s answer, as the text of the reply."""
 
-    def answer(request: FakeRequest) -> Reply:
+    def answer(request: _Request) -> str:
         messages = request.body.get("messages") if isinstance(request.body, dict) else None
         prompt = messages[-1]["content"] if messages else ""
         if isinstance(prompt, list):
             prompt = "".join(str(block.get("text", "")) for block in prompt if isinstance(block, dict))
         verdict = rule(read_prompt(str(prompt)))
-        text = verdict if isinstance(verdict, str) else orjson.dumps(verdict).decode()
-        return text_reply(text)
+        return verdict if isinstance(verdict, str) else orjson.dumps(verdict).decode()
 
     return answer
 

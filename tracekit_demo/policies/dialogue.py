@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from tracekit.cases.model import Case
+from tracekit.cases import Case
+from tracekit.providers.openai import convert_messages
 from tracekit.testing import FakeRequest
 from tracekit.trace import content_text
 
@@ -176,7 +177,5 @@ def history_length(case: Case) -> int:
 def canonical_messages(request: FakeRequest) -> list[dict[str, Any]]:
     """The request's conversation as canonical (Anthropic-shaped) messages, system messages dropped."""
     if request.provider == "openai":
-        from tracekit.providers.openai import convert_messages
-
         return [message for message in convert_messages(list(request.messages)) if message.get("role") != "system"]
     return [dict(message) for message in request.messages if isinstance(message, dict)]
