@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracekit.cases.loader import load_cases
-from tracekit.runner.policies import plan_for
-from tracekit.runner.policies.scripts import REFERENCE
+from tracekit_demo.policies import plan_for
+from tracekit_demo.policies.scripts import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 
