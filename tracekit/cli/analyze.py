@@ -17,6 +17,9 @@ from tracekit.progress import Progress
 if TYPE_CHECKING:
     from tracekit.analyze.results import AnalyzeSettings, FileOutcome, RunOutcome
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 #: Show a progress bar from this many traces on (when standard error is a terminal).
 PROGRESS_FROM = 20
 
