@@ -14,6 +14,9 @@ from tracekit.cases.loader import CaseLibrary, collect_library, load_cases
 from tracekit.cases.model import Case
 from tracekit.errors import CaseError
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 DEFAULT_DIR = "cases"
 _DIR = click.argument("directory", required=False, default=DEFAULT_DIR, type=click.Path(path_type=Path))
 
