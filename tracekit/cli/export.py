@@ -10,6 +10,9 @@ from tracekit.cli.common import InputError
 from tracekit.errors import TracekitError
 
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 @click.group()
 def export() -> None:
     """Export traces to other formats (OpenTelemetry)."""
