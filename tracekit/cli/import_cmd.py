@@ -14,6 +14,9 @@ from tracekit.cli.common import EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
 from tracekit.progress import Progress
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 _PROGRESS_FROM = 20  # show a progress bar from this many trajectories on
 _SHOWN_PROBLEMS = 20  # problems printed one by one; the rest are counted
 
