@@ -14,6 +14,9 @@ from tracekit.cli.common import InputError
 from tracekit.errors import TracekitError
 
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 class _DefaultRun(click.Group):
     """A group whose first argument, when it names no subcommand, goes to ``run``."""
 
