@@ -11,6 +11,9 @@ from tracekit.cli.common import EXIT_CHECK_FAILED, InputError
 from tracekit.errors import TracekitError
 
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 @click.command()
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
