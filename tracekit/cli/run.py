@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from tracekit.runner.jobs import Job
 
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 @click.command()
 @click.argument("cases", nargs=-1, required=True)
 @click.option("--model", required=True,
