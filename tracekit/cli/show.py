@@ -11,6 +11,9 @@ from tracekit.cli.common import InputError
 from tracekit.errors import TracekitError
 
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
+# and the start-up of every other command fast.
+
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--width", default=160, show_default=True, help="Shorten results and texts to this many characters.")
