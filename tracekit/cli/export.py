@@ -9,7 +9,6 @@ import click
 from tracekit.cli.common import InputError
 from tracekit.errors import TracekitError
 
-
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
 

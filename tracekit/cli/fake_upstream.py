@@ -10,7 +10,6 @@ import click
 
 from tracekit.testing import FakeUpstream, ScriptError, load_script
 
-
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
 

@@ -10,7 +10,6 @@ import click
 from tracekit.cli.common import EXIT_CHECK_FAILED, InputError
 from tracekit.errors import TracekitError
 
-
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
 
