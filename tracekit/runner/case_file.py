@@ -3,7 +3,7 @@
 A JSON object (UTF-8, Chinese as is)::
 
     {"tracekit_case_file": 1,
-     "case_id": "B2-TS-01", "group": "A", "repeat": 0, "session": "B2-TS-01__A__r0",
+     "case_id": "CASE-01", "group": "A", "repeat": 0, "session": "CASE-01__A__r0",
      "model": "claude-...", "provider": "anthropic",
      "system": "<system prompt: context, skills>",
      "messages": [<Anthropic messages: history, then the user message with base64 images>],

@@ -30,7 +30,7 @@ class Job:
 
     @property
     def name(self) -> str:
-        """``B2-TS-01__A__r0``: the trace file's stem and the ``x-tracekit-session`` value."""
+        """``CASE-01__A__r0``: the trace file's stem and the ``x-tracekit-session`` value."""
         return job_name(self.case.id, self.group, self.repeat)
 
     @property
@@ -52,8 +52,8 @@ def job_name(case_id: str, group: str | None, repeat: int) -> str:
 def case_groups(case: Case, wanted: Iterable[str] | None = None) -> list[str | None]:
     """The groups a case runs in: those it defines (``[None]`` when it defines none), narrowed to ``wanted``.
 
-    A case that defines groups but none of the wanted ones runs in none of them (e.g. Q1-RF-02 defines
-    only B, so ``--groups A`` skips it).
+    A case that defines groups but none of the wanted ones runs in none of them (e.g. a case that defines
+    only B is skipped by ``--groups A``).
     """
     defined = list(case.skills.groups)
     if not defined:

@@ -13,7 +13,7 @@ from tracekit.errors import CaseError
 def select_cases(library: CaseLibrary, specs: Iterable[str]) -> list[Case]:
     """The cases named by ``specs``, in library order, each once.
 
-    A spec is ``all``, a case id (``B2-TS-01``), an id prefix (``B2-TS``, ``C4``, ``TT-0``), or a path to a
+    A spec is ``all``, a case id (``CASE-01``), an id prefix (``B2-TS``, ``C4``, ``TT-``), or a path to a
     case file (``.yaml``/``.yml``; a case not in the library is loaded from the file). A spec that
     matches nothing is a CaseError naming it.
     """

@@ -1,4 +1,4 @@
-"""Simulated users for dynamic cases (the seeds' "Simulator persona", e.g. C4-PA-03, up to 20 turns).
+"""Simulated users for dynamic cases (the seeds' "Simulator persona", up to 20 turns).
 
 When the agent ends its turn, the simulated user answers, until it has nothing more to say or the case's
 ``max_turns`` user turns are used up:
