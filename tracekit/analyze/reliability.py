@@ -7,7 +7,7 @@ pass^k counterpart of the pass@k estimator ``1 - C(n-c, k) / C(n, k)`` of Chen e
 (arXiv:2107.03374).
 
 A task is a case in one skill group of one *run* (``run``: what made the traces, e.g.
-``run:scripted:reference``; None when the trials do not say): trials of the same task with different
+``run:reference-agent/my-model``; None when the trials do not say): trials of the same task with different
 repeats are its repeats, and two runs of a case library are never pooled into one task. A verdict of
 ``pending`` (no judge verdict yet) is neither a pass nor a failure: pending trials are left out of n.
 
@@ -148,7 +148,7 @@ def reliability_summary(
 
     Example::
 
-        reliability_summary([{"case_id": "B2-TS-01", "group": "A", "repeat": r, "verdict": v}
+        reliability_summary([{"case_id": "CASE-01", "group": "A", "repeat": r, "verdict": v}
                              for r, v in enumerate(["pass", "fail", "pass"])], ks=[1, 2])
         # cases[0]: trials 3, passes 2, pass^k {"1": 0.667, "2": 0.333}, flaky True; tasks {"1": 1, "2": 1}
     """

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 Dimension = Literal["B2", "Q3", "Q1", "C4", "TT"]
 
-#: Case ids follow the seeds: ``B2-PC-02``, ``Q3-ST-01``, ..., and ``TT-01`` for the article's traps.
+#: Case ids follow the seeds: ``<dimension>-<category>-<nn>`` (``B2-PC-nn``, ``Q3-ST-nn``, ...), and ``TT-nn``
+#: for the article's traps.
 CASE_ID_PATTERN = r"^(?:(?P<dim>B2|Q3|Q1|C4)-(?P<cat>[A-Z]{2})-\d{2}|TT-\d{2})$"
 
 #: Dimensions and their section codes in seed order (DESIGN.md "Contracts").

@@ -2,7 +2,7 @@
 
 Layout of a library directory (``cases/`` by default)::
 
-    cases/b2/B2-TS-01.yaml ...      one case per file, in a folder per dimension
+    cases/b2/B2-TS-nn.yaml ...      one case per file, in a folder per dimension
     cases/tools/*.yaml              the tool catalog (tracekit.cases.catalog)
     cases/skills/<name>.md          skill documents the A/B groups activate
     cases/assets/*.png              images the multimodal cases reference

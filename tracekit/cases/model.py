@@ -81,7 +81,7 @@ __all__ = [
 class Case(StrictModel):
     """One test case: input, intercepts, expectations and how it is scored."""
 
-    id: str = Field(pattern=CASE_ID_PATTERN, description="Case id, e.g. 'B2-PC-02' or 'TT-03'.")
+    id: str = Field(pattern=CASE_ID_PATTERN, description="Case id, e.g. 'B2-PC-nn' or 'TT-nn'.")
     dimension: Dimension = Field(description="B2 | Q3 | Q1 | C4 | TT.")
     category: str = Field(pattern=r"^[A-Z]{2}$", description="Section code from the id, e.g. 'PC' ('TT' for traps).")
     title: str = Field(min_length=1, description="Short title (Chinese).")

@@ -3,7 +3,7 @@
 Case and catalog files are read with PyYAML's SafeLoader only (no Python objects), with a size limit,
 and without YAML 1.1 timestamp conversion (``2026-04-07`` stays a string, exactly as a tool argument
 would). The node tree is kept, so that a pydantic validation error can be reported as
-``cases/b2/B2-PC-02.yaml:14: expect.calls[0].args.date: unknown matcher 'relativ_date'``.
+``cases/b2/CASE-01.yaml:14: expect.calls[0].args.date: unknown matcher 'relativ_date'``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def problems_error(problems: list[Problem]) -> CaseError:
 
 
 def display_path(path: Path) -> str:
-    """The path as whoever named it gave it (a library given as ``cases`` shows ``cases/b2/B2-PC-02.yaml``, an
+    """The path as whoever named it gave it (a library given as ``cases`` shows ``cases/b2/CASE-01.yaml``, an
     absolute one stays absolute), so that a message names a file the reader can open and does not depend on
     the working directory."""
     return str(path)

@@ -14,7 +14,7 @@ How a call finds its mock (a pure function of the conversation, so re-sent histo
    same set of mocks gets the k-th of them, the last one repeating.
 2. Otherwise the tool's mocks without ``params_match``, in order: the k-th call of the tool that no
    ``params_match`` mock claimed gets the k-th of them, the last one repeating (so a single mock answers
-   every call, as C4-AR-01's "all searches return empty" needs).
+   every call, as a case whose searches "all return empty" needs).
 3. Otherwise the agent's own result stands.
 """
 

@@ -2,7 +2,7 @@
 
 Labels are JSON lines, one labelled trace each::
 
-    {"trace_id": "q1-tf-01-honest", "case_id": "Q1-TF-01", "label": "pass", "judge": "pass"}
+    {"trace_id": "case-01-honest", "case_id": "CASE-01", "label": "pass", "judge": "pass"}
 
 ``label`` is the human verdict (pass / acceptable / fail). The judge's verdict is the line's own ``judge``
 field, or is looked up by ``trace_id`` (and ``case_id``) in results files: the JSON of ``tracekit judge

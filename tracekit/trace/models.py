@@ -49,7 +49,8 @@ class Header(_Record):
     tracekit: str | None = Field(default=None, description="Version of tracekit that wrote the file.")
     source: str | None = Field(
         default=None,
-        description="How the trace was made: 'proxy', 'replay', 'import:tau-bench', 'run:scripted:...'.",
+        description="How the trace was made: 'proxy', 'replay', 'import:tau-bench', 'run:reference-agent', "
+        "'run:<model>' (a simulated model), ...",
     )
     session: str | None = Field(default=None, description="The x-tracekit-session header, when given.")
     provider: str | None = Field(default=None, description="'anthropic' or 'openai' when known.")
