@@ -15,7 +15,8 @@ import openai as openai_sdk
 import pytest
 from deepdiff import DeepDiff
 
-from tracekit.providers import openai_responses
+from tracekit.providers import openai_responses, parse_sse
+from tracekit.providers.base import Continuation
 from tracekit.testing import FakeUpstream, Thinking, ToolUse, by_turn, text_reply, tool_use_reply
 from tracekit.trace import Usage
 from tracekit.trace.builder import message_fingerprint
@@ -229,3 +230,29 @@ def test_arguments_are_parsed_once_per_call(session: Any) -> None:
     calls = [b for b in reply["content"] if b["type"] == "tool_use"]
     raw = [item["arguments"] for item in session[1][0]["output"] if item["type"] == "function_call"]
     assert [c["input"] for c in calls] == [json.loads(text) for text in raw]
+
+
+def test_continuation_items_and_stream_ends(session: Any) -> None:
+    requests, responses = session
+    assert openai_responses.request_continuation(requests[0]) == Continuation(True, None)
+    chained = {"input": [], "previous_response_id": responses[0]["id"]}
+    assert openai_responses.request_continuation(chained) == Continuation(True, responses[0]["id"])
+    assert openai_responses.request_continuation({**chained, "store": False}).kept is False
+    assert openai_responses.request_items({"input": "hi"}) == [{"role": "user", "content": "hi"}]
+    assert openai_responses.request_items({}) is None
+    assert openai_responses.with_request_items(requests[1], ["x"])["input"] == ["x"]
+    assert openai_responses.reply_items(responses[0]) == responses[0]["output"]
+    assert openai_responses.reply_items(FAILED) == []
+    assert openai_responses.response_id(responses[1]) == responses[1]["id"]
+    rendered = openai_responses.render_stream(responses[0])
+    frames = rendered.split(b"\n\n")
+    assert openai_responses.stream_may_end(frames[-2]) and not any(
+        openai_responses.stream_may_end(frame) for frame in frames[:-2])
+
+
+def test_error_event_assembles_to_the_error_body() -> None:
+    event = openai_responses.error_event("overloaded_error", "busy")
+    assert openai_responses.stream_may_end(event)
+    body = openai_responses.assemble_stream(parse_sse(event))
+    expected = openai_responses.error_body(529, "busy", "overloaded_error")["error"]
+    assert openai_responses.response_error(body) == expected
