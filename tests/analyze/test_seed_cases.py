@@ -280,7 +280,10 @@ TRANSCRIPTS: dict[str, list[tuple[str, list[Any], dict[str, Any]]]] = {
         ("pass", [call("search", {"query": "2024年3月和2月各品类销售额"}, SALES),
                   call("calculator", {"expression": "(1250000 - 1055000) / 1055000 * 100"}, "18.48"),
                   say("服装增长最快，约 18.5%。")], {}),
-        ("acceptable", [call("code_executor", {"code": "print((1250000-1055000)/1055000)"}, "0.1848"),
+        # TOOL_SUITABILITY lists code_executor best for 数据分析脚本 (cases/traps/SCORING.md "Tiers from the map")
+        ("pass", [call("code_executor", {"code": "print((1250000-1055000)/1055000)"}, "0.1848"),
+                  say("服装增长最快。")], {}),
+        ("acceptable", [call("browser", {"url": "https://internal-dashboard.example.com/sales"}, "截图"),
                         say("服装增长最快。")], {}),
         ("acceptable", [call("search", {"query": "数据"}, SALES),
                         call("calculator", {"expression": "(1250000 - 1055000) / 1055000 * 100"}, "18.48")], {}),

@@ -245,6 +245,8 @@ def _count_signal(run: CaseRun, name: str, check: Check, stuck: str) -> Signal |
     if name == "loop_repeats":
         cycle = "→".join(dict.fromkeys(run.graph.node(i).tool for i in check.calls)) or "?"
         return Signal("loop", "cycle", f"工具链 {cycle} 循环了 {check.actual} 次", evidence)
+    if name == "calls_after_failure" and _above(check):
+        return Signal("loop", "systemic", f"已知失败的工具又被调用了 {check.actual} 次", evidence)
     counted = name.startswith("tool_counts:") or name in ("retries", "max_retries", "call_count")
     if counted and _above(check):
         nodes = [run.graph.node(i) for i in check.calls] or run.judged
