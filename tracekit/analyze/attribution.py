@@ -2,7 +2,7 @@
 
 The record keeps the seed's five fields (cases/c4/ATTRIBUTION.md)::
 
-    失败 case: C4-LD-01
+    失败 case: <the case id>
     失败类型: 循环
     具体表现: 重试了 8 次相同的工具调用
     根本原因: 未识别参数重复
