@@ -69,15 +69,15 @@ class Span:
 def read_spans(paths: list[Path], problems: list[str]) -> list[Span]:
     """Every span in ``paths`` (log-record events attached to their spans); unreadable parts go to ``problems``."""
     spans: list[Span] = []
-    logs: list[tuple[str, SpanEvent]] = []
+    logs: list[tuple[tuple[str, str], SpanEvent]] = []
     for path in paths:
         for where, value in _documents(path, problems):
             _read_value(value, where, spans, logs, problems)
     if logs:
-        by_id = {span.span_id: span for span in spans}
-        for span_id, event in logs:
-            if span_id in by_id:
-                by_id[span_id].events.append(event)
+        by_id = {(span.trace_id, span.span_id): span for span in spans}
+        for key, event in logs:
+            if key in by_id:
+                by_id[key].events.append(event)
     return spans
 
 
@@ -183,7 +183,7 @@ def _read_otlp_logs(resource_logs: Any, where: str, logs: list[Any], problems: l
                 if not isinstance(record, dict) or not _get(record, "spanId"):
                     continue  # a log record outside any span is not part of a trace
                 try:
-                    span_id = _id(_get(record, "spanId"), 16, "spanId")
+                    key = (_id(_get(record, "traceId"), 32, "traceId"), _id(_get(record, "spanId"), 16, "spanId"))
                     attributes = _attributes(record.get("attributes"))
                     name = _get(record, "eventName") or attributes.get("event.name") or ""
                     time_ns = _int(_get(record, "timeUnixNano") or _get(record, "observedTimeUnixNano") or 0)
@@ -191,7 +191,7 @@ def _read_otlp_logs(resource_logs: Any, where: str, logs: list[Any], problems: l
                 except (TypeError, ValueError) as exc:
                     problems.append(f"{where}: resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]: {exc}; skipped")
                     continue
-                logs.append((span_id, SpanEvent(str(name), time_ns, attributes, body)))
+                logs.append((key, SpanEvent(str(name), time_ns, attributes, body)))
 
 
 def _attributes(values: Any) -> dict[str, Any]:

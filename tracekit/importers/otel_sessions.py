@@ -108,7 +108,7 @@ class Session:
 def group_sessions(mapped: list[MappedSpan]) -> list[Session]:
     """Sessions from mapped spans: by conversation id (inherited down the span tree), else by trace id,
     then stitched where a later trace continues an earlier one's conversation."""
-    by_id = {item.span.span_id: item for item in mapped}
+    by_id = {(item.span.trace_id, item.span.span_id): item for item in mapped}
     per_trace: dict[str, set[str]] = {}
     exported: dict[str, str] = {}  # OTel trace id -> tracekit trace id (tracekit's export: one per trace)
     for item in mapped:
@@ -141,13 +141,16 @@ def group_sessions(mapped: list[MappedSpan]) -> list[Session]:
     return _stitch(sessions)
 
 
-def _conversation(item: MappedSpan, by_id: dict[str, MappedSpan], per_trace: dict[str, set[str]]) -> str | None:
+def _conversation(
+    item: MappedSpan, by_id: dict[tuple[str, str], MappedSpan], per_trace: dict[str, set[str]]
+) -> str | None:
     current: MappedSpan | None = item
     seen = 0
     while current is not None and seen < 1000:
         if current.conversation_id:
             return current.conversation_id
-        current = by_id.get(current.span.parent_id) if current.span.parent_id else None
+        parent = current.span.parent_id
+        current = by_id.get((current.span.trace_id, parent)) if parent else None
         seen += 1
     names = per_trace.get(item.span.trace_id)
     return next(iter(names)) if names and len(names) == 1 else None
