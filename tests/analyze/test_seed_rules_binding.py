@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Any
 
 from .factories import call, say
 from .seed_runs import checks_of, run_case, transcript
@@ -15,7 +16,7 @@ DETAIL = {"product_id": "tb_100001", "price": 2399, "sales": 12000}
 REVIEWS = {"product_id": "tb_100001", "avg_rating": 4.7, "reviews": []}
 
 
-def _answer() -> list:  # type: ignore[type-arg]
+def _answer() -> list[Any]:
     return [
         call("taobao_get_product_detail", {"product_id": "tb_100001"}, DETAIL),
         call("taobao_get_product_reviews", {"product_id": "tb_100001"}, REVIEWS),

@@ -47,7 +47,7 @@ def contradictions(entry: dict[str, Any], forbidden: set[str]) -> list[str]:
 
 def test_the_predicate_catches_the_old_order_violation_on_q3_st_02() -> None:
     # What analysis said before issue 16 on the passing reference run of Q3-ST-02 (and B2-PC-05).
-    entry = {
+    entry: dict[str, Any] = {
         "verdict": {"checks": [{"check": "calls[1]:weibo_get_post_detail", "result": "pass", "calls": [1]}]},
         "findings": [{"kind": "order_violation", "severity": "error", "calls": [1],
                       "message": "weibo_get_post_detail (call #1) was called before any successful weibo_search_posts "
@@ -55,7 +55,7 @@ def test_the_predicate_catches_the_old_order_violation_on_q3_st_02() -> None:
                                  "weibo_search_posts first and pass on its result."}],
     }  # fmt: skip
     assert contradictions(entry, set()) == ["order_violation flags call(s) [1] the case credits"]
-    advice = {**entry, "findings": [{**entry["findings"][0], "calls": [0]}]}  # type: ignore[dict-item]
+    advice = {**entry, "findings": [{**entry["findings"][0], "calls": [0]}]}
     assert contradictions(advice, {"weibo_search_posts"}) == [
         "order_violation advises ['weibo_search_posts'], which the case forbids"
     ]
