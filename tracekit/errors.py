@@ -4,7 +4,8 @@ Every error tracekit raises on purpose derives from ``TracekitError`` and says w
 and where (file, line, field), so that a person knows what to fix::
 
     TracekitError
-     ├── TraceFormatError      a trace file that cannot be read as a whole (no header, newer format)
+     ├── TraceFormatError      a trace file that cannot be read as a whole (bad header, newer format)
+     │    └── NotATraceError   a file that is not a trace at all (names the import that reads it)
      ├── CaseError             a case file that breaks the schema (file, line, field)
      ├── DateError             a relative date phrase that cannot be resolved (also a ValueError)
      ├── ImportFormatError     a transcript an importer cannot read
@@ -40,6 +41,11 @@ class TracekitError(Exception):
 
 class TraceFormatError(TracekitError):
     """A trace file that cannot be read at all: missing header, or a format newer than this tracekit."""
+
+
+class NotATraceError(TraceFormatError):
+    """A file given as a trace that is not one (empty, no line a record, another JSON document such as a
+    tau-bench results file); the message says what it is and which ``tracekit import`` reads it."""
 
 
 class CaseError(TracekitError):
