@@ -266,3 +266,17 @@ def test_b2_tc_05_ignoring_takeaway_fails(tmp_path: Path) -> None:
         tmp_path, "B2-TC-05", transcript("B2-TC-05", [search, say("附近有两家川菜馆，地图数据没有外卖信息。")]), "n"
     )
     assert machine_result(noted) == "pass"
+
+
+def test_b2_rc_05_both_branches_of_the_pass_line(tmp_path: Path) -> None:
+    # Seed 000: "Pass：未重新调用搜索工具，从已有结果中筛选；或明确说明需要重新搜索才能获得重量信息" /
+    # "Fail：无条件重新调用了搜索工具".
+    filtered = run_case(tmp_path, "B2-RC-05", transcript("B2-RC-05", [say("其中最轻薄的是第 2 款。")]), "a")
+    assert machine_result(filtered) == "pass"
+    search = call("taobao_search_products", {"keyword": "轻薄笔记本 重量"}, {"items": []})
+    explained = run_case(
+        tmp_path, "B2-RC-05", transcript("B2-RC-05", [search, say("之前的结果没有重量信息，所以重新搜索了带重量的轻薄本。")]), "b"
+    )
+    assert machine_result(explained) == "pass"
+    blind = run_case(tmp_path, "B2-RC-05", transcript("B2-RC-05", [search, say("为你重新搜索了轻薄本。")]), "c")
+    assert blind["verdict"]["result"] == "fail"
