@@ -1,7 +1,8 @@
-"""Test helpers shipped with tracekit: a scripted fake model API that speaks both wire protocols.
+"""Test helpers shipped with tracekit: a scripted fake model API that speaks the three wire protocols.
 
-``FakeUpstream`` serves ``POST /v1/messages`` (Anthropic Messages) and ``POST /v1/chat/completions``
-(OpenAI Chat Completions) on loopback, as JSON or SSE as each request asks, answering from a script::
+``FakeUpstream`` serves ``POST /v1/messages`` (Anthropic Messages), ``POST /v1/chat/completions`` (OpenAI
+Chat Completions) and ``POST /v1/responses`` (OpenAI Responses, ``previous_response_id`` included) on
+loopback, as JSON or SSE as each request asks, answering from a script::
 
     from tracekit.testing import FakeUpstream, ToolUse, text_reply, tool_use_reply, error_reply
 

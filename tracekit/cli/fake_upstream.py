@@ -26,7 +26,7 @@ from tracekit.testing import FakeUpstream, ScriptError, load_script
     "--port", required=True, type=click.IntRange(0, 65535), help="Port to bind; 0 picks a free one."
 )
 def fake_upstream(script_path: Path, host: str, port: int) -> None:
-    """Serve POST /v1/messages and POST /v1/chat/completions from a script, for tests.
+    """Serve POST /v1/messages, /v1/chat/completions and /v1/responses from a script, for tests.
 
     Prints the base URL on the first line of standard output once it listens. Stops and exits 0 on
     SIGTERM or SIGINT; prints how many requests it served to standard error.
