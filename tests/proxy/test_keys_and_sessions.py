@@ -32,7 +32,7 @@ def test_continuity_finds_the_session_a_request_extends() -> None:
     registry = SessionRegistry()
     first = registry.resolve("anthropic", "k1", [USER])
     assert first.how == "new"
-    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], "msg_1")
+    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], [USER, REPLY], "msg_1")
     second = registry.resolve("anthropic", "k2", [USER, REPLY, RESULT])
     assert (second.session, second.how) == (first.session, "continuity")
     # A request that does not start with the session's conversation plus reply is another session.
@@ -43,7 +43,7 @@ def test_continuity_finds_the_session_a_request_extends() -> None:
 def test_an_echoed_reply_with_extra_fields_still_continues_the_session() -> None:
     registry = SessionRegistry()
     first = registry.resolve("anthropic", "k1", [USER])
-    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], None)
+    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], [USER, REPLY], None)
     echoed = {"role": "assistant", "content": [{**REPLY["content"][0], "caller": None, "cache_control": {"t": 1}}]}
     assert registry.resolve("anthropic", "k2", [USER, echoed, RESULT]).session is first.session
 
@@ -53,7 +53,7 @@ def test_concurrent_identical_sessions_are_not_merged() -> None:
     a = registry.resolve("anthropic", "k", [USER])
     b = registry.resolve("anthropic", "k", [USER])
     for resolution in (a, b):
-        registry.advance(resolution.session, resolution.agent_chain, REPLY, [], None)
+        registry.advance(resolution.session, resolution.agent_chain, REPLY, [], [], None)
     # Both sessions now wait at the same conversation: two requests extending it go one to each.
     first = registry.resolve("anthropic", "k2", [USER, REPLY, RESULT])
     second = registry.resolve("anthropic", "k2", [USER, REPLY, RESULT])
@@ -63,10 +63,10 @@ def test_concurrent_identical_sessions_are_not_merged() -> None:
 def test_thread_continuation_and_header_and_retry() -> None:
     registry = SessionRegistry()
     first = registry.resolve("anthropic", "k1", [USER])
-    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], "msg_1")
-    thread = registry.resolve("anthropic", "k2", [RESULT], previous_message_id="msg_1")
+    registry.advance(first.session, first.agent_chain, REPLY, [USER, REPLY], [USER, REPLY], "msg_1")
+    thread = registry.resolve("anthropic", "k2", [RESULT], previous_id="msg_1")
     assert (thread.session, thread.how, thread.prior) == (first.session, "thread", [USER, REPLY])
-    registry.set_pending(thread.session, PendingTurn("k2", 1, None))
+    registry.set_pending(thread.session, PendingTurn("k2", 1, None, None))
     retry = registry.resolve("anthropic", "k2", [RESULT], retry_count=1)
     assert (retry.session, retry.how, retry.attempt) == (first.session, "retry", 2)
     named = registry.resolve("anthropic", "k9", [USER], named="team/agent 7")
@@ -77,13 +77,13 @@ def test_thread_continuation_and_header_and_retry() -> None:
 def test_a_first_attempt_never_joins_another_sessions_failed_turn() -> None:
     registry = SessionRegistry()
     failing = registry.resolve("anthropic", "same", [USER], retry_count=0)
-    registry.set_pending(failing.session, PendingTurn("same", 1, None))
+    registry.set_pending(failing.session, PendingTurn("same", 1, None, None))
     other_agent = registry.resolve("anthropic", "same", [USER], retry_count=0)
     assert other_agent.how == "new" and other_agent.session is not failing.session
     retry = registry.resolve("anthropic", "same", [USER], retry_count=1)
     assert (retry.session, retry.attempt) == (failing.session, 2)
     # Clients that send no retry count: the same request after a retryable failure is taken as a retry.
-    registry.set_pending(failing.session, PendingTurn("same", 2, None))
+    registry.set_pending(failing.session, PendingTurn("same", 2, None, None))
     assert registry.resolve("anthropic", "same", [USER]).session is failing.session
 
 

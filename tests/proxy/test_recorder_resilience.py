@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tracekit.proxy.recorder import _underived
+from tracekit.proxy.records import underived
 
 
 def test_underived_conversations_say_what_failed() -> None:
-    record = _underived("request", TypeError("'int' object is not iterable"), 3, 1.0)
+    record = underived("request", "TypeError: 'int' object is not iterable", 3, 1.0)
     assert record.kind == "error" and record.source == "proxy" and record.model_call == 3
     assert "TypeError" in record.message and "recorded as sent" in record.message

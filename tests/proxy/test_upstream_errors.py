@@ -137,12 +137,15 @@ def test_a_client_that_disconnects_mid_stream_leaves_a_partial_record(tmp_path: 
     assert error["source"] == "client"
 
 
-def test_other_api_routes_pass_through_in_record_mode_and_are_not_recorded(tmp_path: Path) -> None:
-    with recording([], tmp_path) as (upstream, proxy), pytest.raises(anthropic.NotFoundError) as caught:
+def test_other_api_routes_are_forwarded_recorded_and_replayed(tmp_path: Path) -> None:
+    with recording([], tmp_path) as (upstream, proxy), pytest.raises(anthropic.NotFoundError) as recorded:
         _client(proxy.url).messages.count_tokens(model="m", messages=HELLO)
-    assert "tracekit fake upstream" in str(caught.value), "the upstream's own answer came back"
+    assert "tracekit fake upstream" in str(recorded.value), "the upstream's own answer came back"
     assert [request.path for request in upstream.requests] == ["/v1/messages/count_tokens"]
-    assert trace_records(tmp_path) == []
-    with replaying(tmp_path) as proxy, pytest.raises(anthropic.NotFoundError) as caught:
+    (records,) = trace_records(tmp_path)
+    (exchange,) = of_kind(records, "http_exchange")
+    assert (exchange["method"], exchange["path"], exchange["status"]) == ("POST", "/v1/messages/count_tokens", 404)
+    assert exchange["request"]["messages"] == HELLO
+    with replaying(tmp_path) as proxy, pytest.raises(anthropic.NotFoundError) as replayed:
         _client(proxy.url).messages.count_tokens(model="m", messages=HELLO)
-    assert "tracekit proxy: no route" in str(caught.value)
+    assert replayed.value.body == recorded.value.body

@@ -33,7 +33,7 @@ from tracekit.trace.models import Content, Usage
 
 NAME = "anthropic"
 ROUTE = "/v1/messages"
-API_PATHS = ("/v1/messages", "/v1/complete")
+API_PATHS = ("/v1/messages",)
 #: Headers only the anthropic SDK sends (OpenAI-compatible clients send ``authorization``).
 CLIENT_HEADERS = ("anthropic-version", "x-api-key")
 

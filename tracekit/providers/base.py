@@ -147,11 +147,15 @@ class Provider(Protocol):
     NAME: str
     ROUTE: str
     """The path of the API's model endpoint (``/v1/messages``), served by the proxy."""
-    API_PATHS: tuple[str, ...]
-    """Path prefixes of the provider's whole API: the proxy's own errors on them take this provider's shape."""
-    CLIENT_HEADERS: tuple[str, ...]
-    """Request headers (lower case) that this provider's SDK sends: the proxy's own errors elsewhere take this
-    provider's shape when a request has one (providers are asked in the order of ``PROVIDERS``)."""
+
+    @property
+    def API_PATHS(self) -> tuple[str, ...]:
+        """Path prefixes of the provider's whole API: the proxy's own errors on them take this provider's shape."""
+
+    @property
+    def CLIENT_HEADERS(self) -> tuple[str, ...]:
+        """Request headers (lower case) that this provider's SDK sends: the proxy's own errors elsewhere take this
+        provider's shape when a request has one (providers are asked in the order of ``PROVIDERS``)."""
 
     def request_conversation(self, body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
         """A request body as a canonical conversation ``(system, messages)``."""

@@ -6,18 +6,22 @@
 - ``ReplayIndex``: recordings by canonical request key; ``request_key``: that key.
 - ``SessionRegistry``: session stitching; ``Recorder``: one trace file per session.
 - ``SecretFields`` / ``RedactingFilter``: request-body fields and log lines kept secret; the proxy's own
-  refusals (404, 413 over ``DEFAULT_MAX_BODY_BYTES``) are in ``refusals``.
+  refusals (413 over ``DEFAULT_MAX_BODY_BYTES``) are in ``refusals``.
+- ``resolve_shared_texts``: puts back the long texts a model call names instead of repeating them.
+- ``bytes_of``: the exact bytes of a field the trace lists in ``escaped``.
 """
 
-from tracekit.proxy.keys import first_difference, normalized_request, request_key
+from tracekit.proxy.keys import first_difference, normalized_request, request_key, route_key
 from tracekit.proxy.log_redaction import RedactingFilter, redact_logs
-from tracekit.proxy.recorder import Recorder
+from tracekit.proxy.raw_text import bytes_of
+from tracekit.proxy.recorder import Recorder, RecordingStats
 from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES
-from tracekit.proxy.replayer import RecordedAnswer, ReplayIndex
+from tracekit.proxy.replayer import RecordedAnswer, RecordedRoute, ReplayIndex
 from tracekit.proxy.request_secrets import SECRET_QUERY_PARAMETERS, SecretFields
 from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
 from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
 from tracekit.proxy.sessions import Session, SessionRegistry
+from tracekit.proxy.shared_texts import resolve_shared_texts
 from tracekit.proxy.trace_files import SessionTrace, TraceFile
 from tracekit.proxy.tracking import ExchangeTracker
 
@@ -29,7 +33,9 @@ __all__ = [
     "Proxy",
     "ProxyConfig",
     "RecordedAnswer",
+    "RecordedRoute",
     "Recorder",
+    "RecordingStats",
     "RedactingFilter",
     "ReplayIndex",
     "RunningProxy",
@@ -38,11 +44,14 @@ __all__ = [
     "SessionRegistry",
     "SessionTrace",
     "TraceFile",
+    "bytes_of",
     "check_host",
     "first_difference",
     "is_loopback",
     "normalized_request",
     "redact_logs",
     "request_key",
+    "resolve_shared_texts",
+    "route_key",
     "serve",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -15,11 +15,24 @@ import orjson
 from multidict import CIMultiDict
 
 from tracekit.intercepts import Fault
+from tracekit.providers.base import Provider
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import client_response_headers, upstream_request_headers
-from tracekit.redact import Redactor
+from tracekit.proxy.request_secrets import SecretSink
 
 SSE_CONTENT_TYPE = "text/event-stream"
+#: Seconds to open a connection upstream; the SDKs themselves give up after 5.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds without a byte from upstream (before the response or between chunks): the SDKs' own default
+#: request timeout, so that the proxy is never the first to give up on a slow model.
+DEFAULT_READ_TIMEOUT = 600.0
+#: Errors reading an upstream body after its response began: a timeout (``read_timeout``) or a cut (``cut``).
+UPSTREAM_READ_ERRORS = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.TimeoutError)
+
+
+def read_failure(exc: BaseException) -> str:
+    """The transport failure an error reading an upstream body means."""
+    return "read_timeout" if isinstance(exc, asyncio.TimeoutError) else "cut"
 
 
 class Answer:
@@ -41,7 +54,8 @@ class Answer:
         self.status = status
         self.headers = headers
         self.failure = failure
-        """'connect' or 'reset': no response at all (``status`` is then meaningless)."""
+        """'connect', 'connect_timeout', 'read_timeout' or 'reset': no response at all (``status`` is then the
+        one the proxy answers with)."""
         self.failure_detail = failure_detail
         self.cut = cut
         """A recorded answer that ended with the connection cut: cut it again after the chunks."""
@@ -100,10 +114,18 @@ class UpstreamClient:
     credentials are registered as secrets.
     """
 
-    def __init__(self, base_url: str, redactor: Redactor, *, read_timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        redactor: SecretSink,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+    ) -> None:
         base_url, self._basic_auth = split_credentials(base_url, redactor)
         self.base_url = base_url.rstrip("/")
         self.redactor = redactor
+        self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._session: aiohttp.ClientSession | None = None
 
@@ -111,7 +133,8 @@ class UpstreamClient:
         """Open the connection pool (inside the running event loop)."""
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
-            timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=self._read_timeout)
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout,
+                                            sock_read=self._read_timeout)  # fmt: skip
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),  # a proxy keeps no cookies between its clients
@@ -135,9 +158,10 @@ class UpstreamClient:
 
     async def open(self, exchange: Exchange) -> Answer:
         """Send ``exchange``'s request upstream; the answer's body is read by the caller."""
-        return await self.request("POST", exchange.route, exchange.query, exchange.sent_raw, exchange.headers)
+        request = exchange.request
+        return await self.request("POST", request.route, request.query, exchange.turn.sent.raw, request.headers)
 
-    async def request(self, method: str, route: str, query: str, body: bytes, headers: dict[str, str]) -> Answer:
+    async def request(self, method: str, route: str, query: str, body: bytes, headers: Mapping[str, str]) -> Answer:
         """Send one request upstream (client headers filtered, secrets registered)."""
         if self._session is None:
             await self.start()
@@ -149,17 +173,21 @@ class UpstreamClient:
             response = await self._session.request(
                 method, self.url_for(route, query), data=body or None, headers=forwarded, allow_redirects=False,
             )  # fmt: skip
+        except aiohttp.ConnectionTimeoutError:
+            detail = f"cannot connect upstream: no connection within {self._connect_timeout:g} s (--connect-timeout)"
+            return Answer(504, CIMultiDict(), failure="connect_timeout", failure_detail=detail)
+        except asyncio.TimeoutError:
+            detail = f"upstream sent no response within {self._read_timeout:g} s (--read-timeout)"
+            return Answer(504, CIMultiDict(), failure="read_timeout", failure_detail=detail)
         except aiohttp.ClientConnectorError as exc:
             return Answer(502, CIMultiDict(), failure="connect", failure_detail=f"cannot connect upstream: {exc}")
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
             detail = f"upstream closed the connection before responding: {exc!r}"
             return Answer(502, CIMultiDict(), failure="reset", failure_detail=detail)
-        except asyncio.TimeoutError:
-            return Answer(504, CIMultiDict(), failure="connect", failure_detail="upstream timed out")
         return UpstreamAnswer(response)
 
 
-def split_credentials(url: str, redactor: Redactor) -> tuple[str, str | None]:
+def split_credentials(url: str, redactor: SecretSink) -> tuple[str, str | None]:
     """``url`` without ``user:password@``, and the Basic Authorization value they make (None when the URL has
     none). The credentials are registered with ``redactor`` (RFC 7617: base64 of ``user:password``)."""
     parts = urlsplit(url)
@@ -181,9 +209,8 @@ def json_answer(status: int, body: Any, headers: dict[str, str] | None = None, *
     return Answer(status, all_headers, body=orjson.dumps(body), first_delay=first_delay)
 
 
-def fault_answer(exchange: Exchange, fault: Fault) -> Answer:
+def fault_answer(provider: Provider, fault: Fault) -> Answer:
     """The provider-shaped error an ``http_error`` fault answers with."""
-    provider = exchange.provider
     if isinstance(fault.body, dict):
         body: Any = fault.body
     else:

@@ -1,43 +1,77 @@
-"""One request/response through the proxy: what was asked, what came back, and when.
+"""One request/response through the proxy, in four parts:
 
-The hot path only appends to an ``Exchange`` (bytes and perf-counter times); everything derived from
-it (the assembled response, the reply, usage, offsets) is computed once it is over, in ``outcome()``.
+- ``ParsedRequest`` (``tracekit.proxy.request``): what the agent sent, parsed once, immutable;
+- ``Turn``: what the proxy decided before answering (session, attempt, what is sent upstream after the
+  intercepts, faults), immutable;
+- ``Reception``: the answer as it arrives, the one mutable part (the hot path only appends bytes and
+  perf-counter times to it);
+- ``Outcome``: what the exchange amounted to, computed once by ``settle`` when the answer is complete.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from tracekit.intercepts import NO_FAULTS, ActiveFaults, Injection
 from tracekit.providers.base import Provider
 from tracekit.providers.sse import SSEParser
+from tracekit.proxy.raw_text import text_of
+from tracekit.proxy.request import Conversation, ParsedRequest
+from tracekit.proxy.sessions import Session
 
 #: Statuses the official SDKs retry (besides connection errors), unless ``x-should-retry`` says otherwise.
 RETRIED_STATUSES = frozenset({408, 409, 429})
 
+AnswerSource = Literal["upstream", "recording", "fault", "miss"]
+"""Who made the answer: the upstream API, a recording (replay), an ``http_error`` fault, or the proxy's
+replay-miss error."""
 
-@dataclass
-class Outcome:
-    """What an exchange amounted to."""
+#: Transport failures that happen before any response arrived (the proxy answers with an error of its own).
+NO_RESPONSE_FAILURES = frozenset({"connect", "connect_timeout", "reset"})
 
-    response: dict[str, Any] | None
-    """The JSON response body (assembled from the events for a stream); None when nothing usable came."""
-    reply: dict[str, Any] | None
-    """The canonical assistant message, when the exchange produced a whole one."""
-    reply_wire: dict[str, Any] | None
-    """The reply as the agent will send it back (Anthropic wire shape), for thread continuations."""
-    error: dict[str, Any] | None
-    partial: bool
-    retryable: bool
-    """Whether the SDKs retry this failure (status 408/409/429/5xx or a connection error)."""
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """The request as it goes upstream (or is looked up in the recordings): after the intercepts."""
+
+    body: Any
+    raw: bytes
+    key: str
+    """Replay key of the request as sent."""
+    conversation: Conversation
+    injections: tuple[Injection, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Where a request belongs and what the proxy does with it, decided before it is answered."""
+
+    session: Session
+    how: str
+    """'header', 'thread', 'retry', 'continuity' or 'new'."""
+    attempt: int
+    number: int
+    """1-based number of the request in its session (attempts included): what faults select."""
+    agent_chain: list[str]
+    prior_items: list[Any]
+    """Wire items the server keeps before this request (a continuation sends only what is new)."""
+    history: list[dict[str, Any]]
+    """The same, as canonical messages."""
+    sent: SentRequest
+    faults: ActiveFaults = NO_FAULTS
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The whole canonical conversation the model is asked: what the server keeps, then what is sent."""
+        return [*self.history, *self.sent.conversation.messages] if self.history else self.sent.conversation.messages
 
 
 class StreamTee:
-    """Keeps the SSE chunks an exchange passed on, and parses them into events after each is sent."""
+    """Keeps the SSE chunks an exchange passed on (the exact bytes), and parses them into events."""
 
     __slots__ = ("_parser", "_t0", "assembler", "chunks", "offsets_ms")
 
@@ -64,118 +98,140 @@ class StreamTee:
             self.assembler.feed(event)
             self.offsets_ms.append(round((ended - self._t0) * 1000, 3))
 
-    @property
-    def text(self) -> str:
-        """The SSE bytes as text."""
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
+    def text(self) -> tuple[str, bool]:
+        """The SSE bytes as text, and whether they had to be escaped (``tracekit.proxy.raw_text``)."""
+        return text_of(b"".join(self.chunks))
 
 
-@dataclass(eq=False)
+class Reception:
+    """The answer as it arrives (see the module docstring)."""
+
+    __slots__ = ("answered", "body", "client_gone", "failure", "failure_detail", "headers", "source", "status",
+                 "t_end", "t_first", "tee")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.source: AnswerSource = "upstream"
+        self.status: int | None = None
+        self.answered = False
+        """Whether a response (status and headers) arrived; False for a transport failure before it."""
+        self.headers: dict[str, str] = {}
+        self.tee: StreamTee | None = None
+        self.body: bytes | None = None
+        self.t_first: float | None = None
+        self.t_end: float | None = None
+        self.failure: str | None = None
+        """Transport failure: 'connect', 'connect_timeout', 'read_timeout', 'reset' (closed before a response),
+        'cut' (closed mid-body), 'fault_cut' (a stream_cut fault), 'cancelled' (the proxy stopped first)."""
+        self.failure_detail: str | None = None
+        self.client_gone = False
+
+    def fail(self, failure: str, detail: str) -> None:
+        """Note the first transport failure (a later one is its consequence)."""
+        if self.failure is None:
+            self.failure, self.failure_detail = failure, detail
+
+
+@dataclass(eq=False, slots=True)
 class Exchange:
     """One HTTP exchange with the model API as the proxy handled it."""
 
-    provider: Provider
-    route: str
-    query: str
-    raw: bytes
-    body: Any
-    headers: dict[str, str]
+    request: ParsedRequest
+    turn: Turn
+    received: Reception = field(default_factory=Reception)
     t_wall: float = field(default_factory=time.time)
     t0: float = field(default_factory=time.perf_counter)
-    parse_error: str | None = None
-    """Why the body is not a JSON object ('empty body', orjson's message, 'not a JSON object: list')."""
-    # decided before the answer
-    sent_body: Any = None
-    sent_raw: bytes = b""
-    key: str = ""
-    """Replay key of the request as sent (after intercepts)."""
-    agent_key: str = ""
-    """Key of the request as the agent sent it (retry detection)."""
-    stream: bool = False
-    threaded: bool = False
-    """The request has an Anthropic ``thread`` field (create or continue)."""
-    session: Any = None
-    how: str = "new"
-    attempt: int = 1
-    request_number: int = 0
-    full_messages: list[dict[str, Any]] = field(default_factory=list)
-    agent_chain: list[str] = field(default_factory=list)
-    injections: list[Injection] = field(default_factory=list)
-    faults: ActiveFaults = NO_FAULTS
-    # the answer
-    status: int | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-    tee: StreamTee | None = None
-    body_bytes: bytes | None = None
-    t_first: float | None = None
-    t_end: float | None = None
-    failure: str | None = None
-    """Transport failure: 'connect' (upstream unreachable), 'reset' (closed before a response),
-    'cut' (closed mid-body), 'fault_cut' (a stream_cut fault), 'cancelled' (the proxy stopped first)."""
-    failure_detail: str | None = None
-    client_gone: bool = False
-    fault_answer: bool = False
-    """The answer was made by an http_error fault, not by upstream or a recording."""
-    miss_answer: bool = False
-    """The answer is the replay-miss error the proxy made."""
-    replayed: bool = False
-    miss: bool = False
-    """No recording matched (replay)."""
-    completed: bool = False
 
     @property
-    def streamed(self) -> bool:
-        """Whether the answer was an SSE stream."""
-        return self.tee is not None
+    def provider(self) -> Provider:
+        """The wire format of the exchange."""
+        return self.request.provider
 
-    def outcome(self) -> Outcome:
-        """Derive the response, reply and error of the finished exchange."""
-        provider = self.provider
-        response: dict[str, Any] | None = None
-        error: dict[str, Any] | None = None
-        partial = False
-        if self.tee is not None:
-            assembler = self.tee.assembler
-            response = assembler.body() or None
-            error = provider.response_error(assembler.error) if assembler.error else None
-            partial = not assembler.done and error is None
-        elif self.body_bytes is not None:
-            try:
-                parsed = orjson.loads(self.body_bytes) if self.body_bytes else None
-            except orjson.JSONDecodeError:
-                parsed = None
-            if isinstance(parsed, dict):
-                response = parsed
-                error = provider.response_error(parsed)
-            elif (self.status or 0) >= 400:
-                error = {"type": "http_error", "message": self.body_bytes[:500].decode("utf-8", "replace")}
-        if self.failure in ("connect", "reset"):
-            error = {"type": "transport_error", "message": self.failure_detail or self.failure}
-        elif self.failure == "cancelled":
-            partial = True
-            error = {"type": "proxy_stopped", "message": "the proxy stopped before the exchange ended"}
-        elif self.failure in ("cut", "fault_cut"):
-            partial = True
-            error = error or {"type": "transport_error", "message": self.failure_detail or "stream cut"}
-        elif self.client_gone:
-            partial = True
-            error = error or {"type": "client_disconnected", "message": "the client went away mid-response"}
-        status = self.status or 0
-        if status >= 400 and error is None:
-            error = {"type": "http_error", "message": f"HTTP {status}"}
-        reply = reply_wire = None
-        if error is None and not partial and response is not None and status < 400:
-            reply = provider.response_message(response)
-            if reply is not None and provider.NAME == "anthropic":
-                reply_wire = {"role": "assistant", "content": response.get("content") or []}
-        return Outcome(response, reply, reply_wire, error, partial, self._retryable(status))
 
-    def _retryable(self, status: int) -> bool:
-        should_retry = self.response_headers.get("x-should-retry")
-        if should_retry == "true":
-            return True
-        if should_retry == "false":
-            return False
-        if self.failure in ("connect", "reset"):
-            return True
-        return status in RETRIED_STATUSES or status >= 500
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an exchange amounted to (computed once, by ``settle``)."""
+
+    response: dict[str, Any] | None
+    """The JSON response body (assembled from the events for a stream); None when nothing usable came."""
+    reply: dict[str, Any] | None
+    """The canonical assistant message, when the exchange produced a whole one."""
+    error: dict[str, Any] | None
+    partial: bool
+    retryable: bool
+    """Whether the SDKs retry this failure (status 408/409/429/5xx or a connection error)."""
+    response_raw: str | None = None
+    """The body as it came when it is not a JSON object (escaped when not UTF-8)."""
+    response_parse_error: str | None = None
+    escaped: tuple[str, ...] = ()
+    """Fields whose text holds escaped bytes."""
+
+
+def settle(exchange: Exchange) -> Outcome:
+    """Derive the response, reply and error of the finished exchange."""
+    provider = exchange.provider
+    received = exchange.received
+    status = received.status or 0
+    response: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    partial = False
+    raw: str | None = None
+    parse_error: str | None = None
+    escaped: tuple[str, ...] = ()
+    if received.tee is not None:
+        assembler = received.tee.assembler
+        response = assembler.body() or None
+        error = provider.response_error(assembler.error) if assembler.error else None
+        partial = not assembler.done and error is None
+    elif received.body is not None:
+        response, parse_error = _json_object(received.body)
+        if response is not None:
+            error = provider.response_error(response)
+        else:
+            raw, was_escaped = text_of(received.body)
+            escaped = ("response_raw",) if was_escaped else ()
+            if status >= 400:
+                error = {"type": "http_error", "message": raw[:500]}
+            elif received.failure is None:
+                why = f"the response body is not a JSON object ({parse_error})"
+                error = {"type": "invalid_response", "message": why}
+    failure = received.failure
+    if failure is not None and not received.answered:
+        error = {"type": "transport_error", "message": received.failure_detail or failure}
+    elif failure == "cancelled":
+        partial = True
+        error = {"type": "proxy_stopped", "message": "the proxy stopped before the exchange ended"}
+    elif failure is not None:
+        partial = True
+        error = error or {"type": "transport_error", "message": received.failure_detail or "stream cut"}
+    elif received.client_gone:
+        partial = True
+        error = error or {"type": "client_disconnected", "message": "the client went away mid-response"}
+    if status >= 400 and error is None:
+        error = {"type": "http_error", "message": f"HTTP {status}"}
+    reply = None
+    if error is None and not partial and response is not None and status < 400:
+        reply = provider.response_message(response)
+    return Outcome(response, reply, error, partial, _retryable(received, status), raw, parse_error, escaped)
+
+
+def _json_object(body: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    if not body:
+        return None, "empty body"
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return None, str(exc)
+    if not isinstance(parsed, dict):
+        return None, f"not a JSON object: {type(parsed).__name__}"
+    return parsed, None
+
+
+def _retryable(received: Reception, status: int) -> bool:
+    should_retry = received.headers.get("x-should-retry")
+    if should_retry == "true":
+        return True
+    if should_retry == "false":
+        return False
+    if received.failure in NO_RESPONSE_FAILURES:
+        return True
+    return status in RETRIED_STATUSES or status >= 500

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from tracekit.redact import SECRET_HEADERS, Redactor
+from tracekit.proxy.request_secrets import SecretSink
+from tracekit.redact import REPLACEMENT, SECRET_HEADERS
 
 SESSION_HEADER = "x-tracekit-session"
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
@@ -30,7 +31,7 @@ KEPT_RESPONSE_HEADERS = frozenset({
 })  # fmt: skip
 
 
-def upstream_request_headers(headers: Mapping[str, str], redactor: Redactor) -> CIMultiDict[str]:
+def upstream_request_headers(headers: Mapping[str, str], redactor: SecretSink) -> CIMultiDict[str]:
     """The headers to send upstream; registers secret values with ``redactor`` on the way."""
     forwarded: CIMultiDict[str] = CIMultiDict()
     # Headers the Connection header names are hop-by-hop too (RFC 9110, section 7.6.1).
@@ -45,7 +46,7 @@ def upstream_request_headers(headers: Mapping[str, str], redactor: Redactor) -> 
     return forwarded
 
 
-def register_secrets(headers: Mapping[str, str], redactor: Redactor) -> None:
+def register_secrets(headers: Mapping[str, str], redactor: SecretSink) -> None:
     """Register the values of secret headers (replay mode forwards nothing but still never writes them)."""
     for name, value in headers.items():
         if name.lower() in SECRET_HEADERS:
@@ -64,6 +65,18 @@ def client_response_headers(headers: CIMultiDictProxy[str] | Mapping[str, str]) 
 def kept_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The response headers recorded in the trace (lower-case names)."""
     return {name.lower(): value for name, value in headers if name.lower() in KEPT_RESPONSE_HEADERS}
+
+
+def recorded_request_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The request headers an ``http_exchange`` record keeps: not hop-by-hop, secret values replaced."""
+    return {name: REPLACEMENT if name in SECRET_HEADERS else value
+            for name, value in headers.items() if name not in _NOT_FORWARDED_REQUEST}  # fmt: skip
+
+
+def recorded_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The response headers an ``http_exchange`` record keeps (and replay gives back)."""
+    return {name.lower(): (REPLACEMENT if name.lower() in SECRET_HEADERS else value)
+            for name, value in headers if name.lower() not in _NOT_FORWARDED_RESPONSE}  # fmt: skip
 
 
 def retry_count(headers: Mapping[str, str]) -> int | None:

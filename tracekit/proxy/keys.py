@@ -43,6 +43,11 @@ def request_key(route: str, body: Any, raw: bytes = b"") -> str:
     return digest.hexdigest()[:24]
 
 
+def route_key(method: str, path: str, body: Any, raw: bytes = b"") -> str:
+    """The replay key of a request to another route: its method, path and canonical body (not its query)."""
+    return request_key(f"{method.upper()} {path}", body, raw)
+
+
 def first_difference(recorded: Any, live: Any, limit: int = 160) -> str:
     """Where ``live`` first differs from ``recorded`` (normalized bodies), as a deepdiff path with both values.
 

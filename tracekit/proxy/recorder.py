@@ -7,30 +7,54 @@ exchange (``tracekit.proxy.trace_files``). A crash loses at most the exchanges i
 A failed attempt that the SDK will retry is written at once as an ``error`` record carrying what replay
 needs (``request_key``, ``attempt``, the answer); the turn's ``model_call`` follows when an attempt
 succeeds (``attempts`` = how many it took) or when the session moves on (``from_attempts``: the model
-call summarizes attempts already written, and replay answers from those error records).
+call sums up attempts already written, and replay answers from those error records).
+
+Requests to other routes are written as ``http_exchange`` records, in their session's file when they name
+one, else in a side file of the recording. A secret learnt after files were written (a key an agent pasted
+into a prompt before another request sent it as a header) is scrubbed from those files at once
+(``rescrub``), and once more when the recorder closes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tracekit import __version__
-from tracekit.intercepts import Injection
 from tracekit.proxy.exchange import Exchange, Outcome
+from tracekit.proxy.records import attempt_error, injection_records, model_call, underived
 from tracekit.proxy.sessions import Session
+from tracekit.proxy.shared_texts import LONG_TEXT
 from tracekit.proxy.trace_files import SessionTrace, scrub
 from tracekit.redact import Redactor
-from tracekit.trace import ErrorRecord, Header, Intercept, ModelCall, ToolResult
+from tracekit.trace import HttpExchange, Intercept
+from tracekit.trace.models import Header
 
 log = logging.getLogger(__name__)
 
 #: Trace files kept open at once; a session's file is reopened (cheaply: it exists) when it has more.
 MAX_OPEN_FILES = 128
+
+
+@dataclass
+class RecordingStats:
+    """What a recorder wrote (``tracekit record`` prints it at exit)."""
+
+    sessions: int = 0
+    """Trace files of agent sessions."""
+    exchanges: int = 0
+    """Exchanges written, every route counted."""
+    other_routes: int = 0
+    """Of those, requests to routes that are not model endpoints tracekit reads."""
+    unread: int = 0
+    """Of those, answers with model output that tracekit does not read (recorded raw)."""
 
 
 class Recorder:
@@ -57,62 +81,92 @@ class Recorder:
         self.deferred = deferred
         self.meta = meta or {}
         self.traces: list[SessionTrace] = []
+        self.stats = RecordingStats()
+        self.scrub_windows_ms: list[float] = []
+        """How long each re-scrub took, from learning a secret to the last file replaced."""
+        self._side: Session | None = None
         self._open_files: OrderedDict[SessionTrace, None] = OrderedDict()
         self._taken: set[Path] = set()
         self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
+        self._scrubbing: asyncio.Lock | None = None
 
     # -- the records of one exchange -------------------------------------------------------------------
 
     def record(self, session: Session, exchange: Exchange, outcome: Outcome, *, final: bool) -> None:
         """Record ``exchange``: its new conversation messages, injections and faults, then either the
         turn's model call (``final``) or an error record for an attempt the SDK will retry."""
-        trace = self._trace(session, exchange)
+        trace = self._trace(session, exchange.provider.NAME, exchange.turn.sent.body, exchange.t_wall)
         builder = trace.builder
-        provider = exchange.provider
         t = exchange.t_wall
-        model_call = builder.model_call_count
-        if isinstance(exchange.sent_body, dict):
+        index = builder.model_call_count
+        first_new = len(builder.records)
+        sent = exchange.turn.sent
+        if isinstance(sent.body, dict):
             # Whatever a client sent, the exchange itself is recorded: a conversation that cannot be
             # derived becomes an error record beside the model call, never a lost exchange.
-            try:
-                body = {**exchange.sent_body, "messages": exchange.full_messages}
-                system, messages = provider.request_conversation(body)
-                injected = {i.tool_use_id for i in exchange.injections if i.tool_use_id}
-                new_records = builder.add_conversation(messages, system, injected=injected, timestamp=t)
-                self._intercepts(trace, exchange.injections, new_records, t)
-            except Exception as exc:  # any provider gap must not lose the exchange
-                builder.add(_underived("request", exc, model_call, t))
-        for fault in exchange.faults.applied:
-            builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=model_call, t=t))
+            if sent.conversation.error is not None:
+                builder.add(underived("request", sent.conversation.error, index, t))
+            else:
+                try:
+                    injected = {i.tool_use_id for i in sent.injections if i.tool_use_id}
+                    new_records = builder.add_conversation(exchange.turn.messages, sent.conversation.system,
+                                                           injected=injected, timestamp=t)  # fmt: skip
+                    for record in injection_records(sent.injections, new_records, index, trace.injected_ids, t):
+                        builder.add(record)
+                except Exception as exc:  # any gap must not lose the exchange
+                    builder.add(underived("request", f"{type(exc).__name__}: {exc}", index, t))
+        for fault in exchange.turn.faults.applied:
+            builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=index, t=t))
         if final:
-            call = self._model_call(exchange, outcome)
+            call = model_call(exchange, outcome)
             try:
                 builder.add_model_call(call, outcome.reply)  # appends the call before reading the reply
             except Exception as exc:  # as above: the call is kept, say what failed
-                builder.add(_underived("reply", exc, call.index, t))
+                builder.add(underived("reply", f"{type(exc).__name__}: {exc}", call.index, t))
             if outcome.error is not None:
-                builder.add(self._error(exchange, outcome, call.index, replayable=False))
+                builder.add(attempt_error(exchange, outcome, call.index, replayable=False))
+            if _is_large(exchange):
+                trace.shared.remember(builder.records[first_new:])
+                trace.shared.share(call)
         else:
-            builder.add(self._error(exchange, outcome, model_call, replayable=True))
-        if exchange.miss and trace.deferred:
+            builder.add(attempt_error(exchange, outcome, index, replayable=True))
+        trace.exchanges += 1
+        self.stats.exchanges += 1
+        if exchange.received.source == "upstream" and trace.deferred:
             trace.materialize()
-        trace.flush()
-        if trace.is_open:
-            self._opened(trace)
+        self._flush(trace)
+
+    def record_other(self, session: Session | None, record: HttpExchange) -> Path | None:
+        """Record a request to another route in ``session``'s trace (the side file without one); its path."""
+        session = session or self._side_session()
+        trace = self._trace(session, None, None, record.t or time.time())
+        trace.builder.add(record)
+        trace.exchanges += 1
+        self.stats.exchanges += 1
+        self.stats.other_routes += 1
+        if record.model_output:
+            self.stats.unread += 1
+        if trace.deferred and not record.replayed:
+            trace.materialize()
+        self._flush(trace)
+        return trace.path
 
     def abandon_attempts(self, session: Session) -> None:
         """The session moved on from a failed turn: write its model call from the last attempt."""
         pending = session.pending
         if pending is None or session.trace is None:
             return
-        exchange: Exchange = pending.exchange
-        outcome = exchange.outcome()
-        call = self._model_call(exchange, outcome)
+        call = model_call(pending.exchange, pending.outcome)
         call.attempts = pending.attempts
-        extra: Any = call
-        extra.from_attempts = True
-        session.trace.builder.add_model_call(call, None)
-        session.trace.flush()
+        call.from_attempts = True
+        trace: SessionTrace = session.trace
+        trace.builder.add_model_call(call, None)
+        self._flush(trace)
+
+    def _flush(self, trace: SessionTrace) -> None:
+        trace.flush()
+        if trace.is_open:
+            self._opened(trace)
 
     def _opened(self, trace: SessionTrace) -> None:
         """Keep at most ``MAX_OPEN_FILES`` trace files open: close the least recently written."""
@@ -122,40 +176,77 @@ class Recorder:
             oldest, _ = self._open_files.popitem(last=False)
             oldest.suspend()
 
+    # -- secrets learnt late -----------------------------------------------------------------------------
+
+    async def rescrub(self) -> None:
+        """Scrub every file written so far with the secrets known now (a secret was just learnt). Each file is
+        held meanwhile (its new records wait in memory) and replaced atomically when something changed."""
+        if self._scrubbing is None:
+            self._scrubbing = asyncio.Lock()
+        learnt = time.perf_counter()
+        async with self._scrubbing:
+            traces = [trace for trace in self.traces if trace.on_disk]
+            if not traces:
+                return
+            loop = asyncio.get_running_loop()
+            for trace in traces:
+                trace.hold()
+            futures = []
+            for trace in traces:
+                assert trace.path is not None
+                futures.append(loop.run_in_executor(self._opener, _scrub_quietly, trace.path, self.redactor))
+            job = asyncio.gather(*futures)
+            # Released when the threads are done, even if the request that waits here is cancelled meanwhile.
+            job.add_done_callback(lambda _: _release(traces))
+            await asyncio.shield(job)
+        self.scrub_windows_ms.append(round((time.perf_counter() - learnt) * 1000, 3))
+
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were
-        written (a key can appear in a prompt before the proxy sees it in a header)."""
+        written. One file's failure never keeps the others from closing or from the scrub."""
         self._opener.shutdown(wait=True)
         for trace in self.traces:
             try:
                 trace.close()
-                if trace.path is not None and trace.path.exists():
-                    scrub(trace.path, self.redactor)
-            except OSError as exc:  # a full disk must not stop the others from closing
+            except Exception as exc:
                 log.error("tracekit: could not finish %s: %s", trace.path, exc)
+            finally:
+                if trace.path is not None and trace.path.exists():
+                    _scrub_quietly(trace.path, self.redactor)
+        self.stats.sessions = sum(1 for trace in self.traces if trace.path is not None and trace.path.exists()
+                                  and trace is not getattr(self._side, "trace", None))  # fmt: skip
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _trace(self, session: Session, exchange: Exchange) -> SessionTrace:
+    def _side_session(self) -> Session:
+        if self._side is None:
+            self._side = Session(id=f"{time.strftime('%Y%m%dT%H%M%S')}-other-routes")
+        return self._side
+
+    def _trace(self, session: Session, provider: str | None, body: Any, t: float) -> SessionTrace:
         if session.trace is None:
-            provider = exchange.provider
-            body = exchange.sent_body if isinstance(exchange.sent_body, dict) else {}
+            request = body if isinstance(body, dict) else {}
+            model = request.get("model")
             header = Header(
                 trace_id=session.id,
                 created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 tracekit=__version__,
                 source=self.source,
                 session=session.named,
-                provider=provider.NAME,
-                model=provider.request_model(body),
+                provider=provider,
+                model=model if isinstance(model, str) else None,
                 case_id=self.case_id,
                 meta=dict(self.meta),
-                t=exchange.t_wall,
+                t=t,
             )
             trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred,
                                  self._opener, self._opened)  # fmt: skip
             session.trace = trace
             self.traces.append(trace)
+        else:
+            trace = session.trace
+            if trace.builder.header.provider is None and provider is not None:
+                trace.builder.header.provider = provider  # a session whose first request was another route
         existing: SessionTrace = session.trace
         return existing
 
@@ -170,111 +261,21 @@ class Recorder:
         self._taken.add(path)
         return path
 
-    @staticmethod
-    def _intercepts(trace: SessionTrace, injections: list[Injection], new_records: list[Any], t: float) -> None:
-        model_call = trace.builder.model_call_count
-        calls = {r.tool_use_id: r.call_index for r in new_records if isinstance(r, ToolResult)}
-        for injection in injections:
-            if injection.tool_use_id in trace.injected_ids:
-                continue
-            if injection.tool_use_id:
-                trace.injected_ids.add(injection.tool_use_id)
-            trace.builder.add(
-                Intercept(
-                    mode=injection.mode,
-                    tool=injection.tool,
-                    tool_use_id=injection.tool_use_id,
-                    call_index=calls.get(injection.tool_use_id),
-                    original=injection.original,
-                    injected=injection.injected,
-                    is_error=injection.is_error,
-                    model_call=model_call,
-                    original_is_error=injection.original_is_error,
-                    t=t,
-                )
-            )
 
-    @staticmethod
-    def _model_call(exchange: Exchange, outcome: Outcome) -> ModelCall:
-        provider = exchange.provider
-        body = exchange.sent_body if isinstance(exchange.sent_body, dict) else None
-        response = outcome.response or {}
-        ended = exchange.t_end or exchange.t0
-        call = ModelCall(
-            index=0,
-            provider=provider.NAME,
-            model=(provider.request_model(body) if body else None) or provider.response_model(response),
-            stream=exchange.stream,
-            status=exchange.status,
-            request=body,
-            request_raw=None if body is not None else exchange.sent_raw.decode("utf-8", "replace"),
-            request_key=exchange.key,
-            response=outcome.response,
-            sse=exchange.tee.text if exchange.tee is not None else None,
-            event_offsets_ms=exchange.tee.offsets_ms if exchange.tee is not None else None,
-            usage=provider.response_usage(response),
-            stop_reason=provider.response_stop_reason(response),
-            latency_ms=round((ended - exchange.t0) * 1000, 3),
-            ttft_ms=round((exchange.t_first - exchange.t0) * 1000, 3) if exchange.t_first else None,
-            attempts=exchange.attempt,
-            partial=outcome.partial,
-            error=outcome.error,
-            t=exchange.t_wall,
-        )
-        extra: Any = call
-        extra.response_headers = exchange.response_headers or None
-        extra.stitched = exchange.how
-        if exchange.fault_answer:
-            extra.fault = True
-        if exchange.miss_answer:
-            extra.replay_miss = True
-        if exchange.replayed:
-            extra.replayed = True
-        if exchange.failure:
-            extra.transport = exchange.failure
-        if exchange.parse_error is not None:
-            extra.request_parse_error = exchange.parse_error
-        return call
-
-    @staticmethod
-    def _error(exchange: Exchange, outcome: Outcome, model_call: int, *, replayable: bool) -> ErrorRecord:
-        source = "transport" if exchange.failure else ("client" if exchange.client_gone else "upstream")
-        if exchange.fault_answer or exchange.miss_answer:
-            source = "proxy"
-        error = outcome.error or {}
-        message = str(error.get("message") or error.get("type") or "the exchange failed")
-        if exchange.client_gone:
-            message = "the client disconnected before the response ended"
-        record = ErrorRecord(
-            source=source,
-            message=message,
-            status=exchange.status,
-            body=outcome.response if outcome.response is not None else outcome.error,
-            model_call=model_call,
-            t=exchange.t_wall,
-        )
-        extra: Any = record
-        extra.attempt = exchange.attempt
-        extra.provider = exchange.provider.NAME
-        if replayable and not exchange.fault_answer and not exchange.miss_answer:
-            extra.request_key = exchange.key
-            extra.stream = exchange.stream
-            extra.partial = outcome.partial
-            extra.response_headers = exchange.response_headers or None
-            extra.transport = exchange.failure
-            if exchange.tee is not None:
-                extra.sse = exchange.tee.text
-                extra.event_offsets_ms = exchange.tee.offsets_ms
-            extra.latency_ms = round(((exchange.t_end or exchange.t0) - exchange.t0) * 1000, 3)
-        return record
+def _is_large(exchange: Exchange) -> bool:
+    """Whether the exchange can hold a text of ``LONG_TEXT`` characters (cheap: byte sizes only)."""
+    received = exchange.received
+    size = len(received.body or b"") + (sum(map(len, received.tee.chunks)) if received.tee is not None else 0)
+    return len(exchange.turn.sent.raw) >= LONG_TEXT or size >= LONG_TEXT
 
 
-def _underived(what: str, exc: Exception, model_call: int, t: float) -> ErrorRecord:
-    """The error record of a request or reply whose conversation messages could not be derived."""
-    return ErrorRecord(
-        source="proxy",
-        message=f"could not derive the conversation from the {what} ({type(exc).__name__}: {exc}); "
-        "the model call is recorded as sent",
-        model_call=model_call,
-        t=t,
-    )
+def _release(traces: list[SessionTrace]) -> None:
+    for trace in traces:
+        trace.release()
+
+
+def _scrub_quietly(path: Path, redactor: Redactor) -> None:
+    try:
+        scrub(path, redactor)
+    except OSError as exc:  # a full disk must not stop the others
+        log.error("tracekit: could not scrub %s again: %s", path, exc)

@@ -8,7 +8,11 @@ any number of times through one server). Answers the proxy made itself are not i
 answer at all.
 
 A client asking for a stream gets SSE even when the recording was JSON, and the other way round.
-``timing="recorded"`` reproduces the recorded time to first byte and the gaps between events.
+``timing="recorded"`` reproduces the recorded time to first byte and the gaps between events. What was
+recorded as it came (a body that is not JSON, SSE bytes that are not UTF-8) is given back byte for byte.
+
+Requests to other routes (``http_exchange`` records) are answered by method, path and canonical body,
+first-in, first-out the same way.
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ from multidict import CIMultiDict
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
+from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
+from tracekit.proxy.headers import client_response_headers
 from tracekit.proxy.keys import first_difference, normalized_request, request_key
+from tracekit.proxy.raw_text import bytes_of
+from tracekit.proxy.shared_texts import resolve_shared_texts
 from tracekit.proxy.sse_events import split_events
-from tracekit.trace import ErrorRecord, ModelCall, ReadProblem, iter_records, trace_files
+from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, iter_records, trace_files
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +53,29 @@ class RecordedAnswer:
     request: Any
     status: int
     response: dict[str, Any] | None
-    sse: str | None
+    sse: bytes | None
+    """The SSE bytes exactly as received."""
     offsets_ms: list[float] | None
     latency_ms: float | None
     ttft_ms: float | None
     partial: bool
     transport: str | None
     headers: dict[str, str]
+    raw: bytes | None = None
+    """The body exactly as received when it was not a JSON object."""
+
+
+@dataclass
+class RecordedRoute:
+    """One recorded answer of another route."""
+
+    where: str
+    method: str
+    path: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    latency_ms: float | None
 
 
 class ReplayIndex:
@@ -59,6 +83,8 @@ class ReplayIndex:
 
     def __init__(self) -> None:
         self.answers: dict[str, list[RecordedAnswer]] = defaultdict(list)
+        self.other: dict[str, list[RecordedRoute]] = defaultdict(list)
+        """Answers of other routes, by ``route_key``."""
         self.problems: list[ReadProblem] = []
         self.files = 0
         self._next: dict[str, int] = {}
@@ -77,17 +103,18 @@ class ReplayIndex:
     def add_file(self, path: Path) -> None:
         """Index the answers recorded in one trace file."""
         self.files += 1
-        for record in iter_records(path, self.problems):
-            if isinstance(record, ModelCall):
-                extra = record.model_extra or {}
-                made_here = extra.get("fault") or extra.get("replay_miss") or extra.get("from_attempts")
-                if made_here or not record.request_key:
-                    continue
-                self.add(record.request_key, self._from_model_call(path, record))
-            elif isinstance(record, ErrorRecord):
-                extra = record.model_extra or {}
-                if extra.get("request_key"):
-                    self.add(str(extra["request_key"]), self._from_error(path, record, extra))
+        records = list(iter_records(path, self.problems))
+        resolve_shared_texts(records)
+        for record in records:
+            if isinstance(record, HttpExchange):
+                if record.request_key:
+                    self.other[record.request_key].append(_from_http_exchange(path, record))
+            elif isinstance(record, ModelCall):
+                made_here = record.fault or record.replay_miss or record.from_attempts
+                if not made_here and record.request_key:
+                    self.add(record.request_key, self._from_model_call(path, record))
+            elif isinstance(record, ErrorRecord) and record.request_key:
+                self.add(record.request_key, self._from_error(path, record))
 
     def add(self, key: str, answer: RecordedAnswer) -> None:
         """Queue one more answer for ``key``."""
@@ -98,9 +125,19 @@ class ReplayIndex:
         answers = self.answers.get(key)
         if not answers:
             return None
+        return answers[self._advance(key, len(answers))]
+
+    def lookup_other(self, key: str) -> RecordedRoute | None:
+        """The next answer of another route for ``key`` (as ``lookup``), or None."""
+        answers = self.other.get(key)
+        if not answers:
+            return None
+        return answers[self._advance(key, len(answers))]
+
+    def _advance(self, key: str, count: int) -> int:
         position = self._next.get(key, 0)
-        self._next[key] = (position + 1) % len(answers)
-        return answers[position]
+        self._next[key] = (position + 1) % count
+        return position
 
     def nearest(self, route: str, body: Any) -> tuple[RecordedAnswer, str] | None:
         """The recorded request most like ``body`` on ``route`` and where they first differ."""
@@ -110,7 +147,7 @@ class ReplayIndex:
             answer = next((a for a in answers if a.request is not None), None)
             if answer is None or route != answer.provider.ROUTE:
                 continue
-            score = _likeness(normalized_request(answer.request), live)
+            score = _likeness(answer.provider, normalized_request(answer.request), live)
             if best is None or score > best[0]:
                 best = (score, answer)
         if best is None:
@@ -119,57 +156,71 @@ class ReplayIndex:
 
     @staticmethod
     def _from_model_call(path: Path, record: ModelCall) -> RecordedAnswer:
-        extra = record.model_extra or {}
+        escaped = record.escaped or ()
         return RecordedAnswer(
             where=f"{path.name} model_call {record.index}",
             provider=PROVIDERS[record.provider],
             request=record.request,
             status=record.status or 200,
             response=record.response,
-            sse=record.sse,
+            sse=bytes_of(record.sse, "sse" in escaped) if record.sse is not None else None,
             offsets_ms=record.event_offsets_ms,
             latency_ms=record.latency_ms,
             ttft_ms=record.ttft_ms,
             partial=record.partial,
-            transport=extra.get("transport"),
-            headers=dict(extra.get("response_headers") or {}),
+            transport=record.transport,
+            headers=dict(record.response_headers or {}),
+            raw=bytes_of(record.response_raw, "response_raw" in escaped) if record.response_raw is not None else None,
         )
 
     @staticmethod
-    def _from_error(path: Path, record: ErrorRecord, extra: dict[str, Any]) -> RecordedAnswer:
+    def _from_error(path: Path, record: ErrorRecord) -> RecordedAnswer:
         body = record.body if isinstance(record.body, dict) else None
         return RecordedAnswer(
-            where=f"{path.name} attempt {extra.get('attempt', '?')} of model_call {record.model_call}",
-            provider=PROVIDERS[str(extra.get("provider") or "anthropic")],
+            where=f"{path.name} attempt {record.attempt or '?'} of model_call {record.model_call}",
+            provider=PROVIDERS[record.provider or "anthropic"],
             request=None,
             status=record.status or 502,
             response=body,
-            sse=extra.get("sse"),
-            offsets_ms=extra.get("event_offsets_ms"),
-            latency_ms=extra.get("latency_ms"),
+            sse=bytes_of(record.sse, "sse" in (record.escaped or ())) if record.sse is not None else None,
+            offsets_ms=record.event_offsets_ms,
+            latency_ms=record.latency_ms,
             ttft_ms=None,
-            partial=bool(extra.get("partial")),
-            transport=extra.get("transport"),
-            headers=dict(extra.get("response_headers") or {}),
+            partial=bool(record.partial),
+            transport=record.transport,
+            headers=dict(record.response_headers or {}),
         )
 
 
-def _likeness(recorded: Any, live: Any) -> tuple[int, int, int]:
+def _from_http_exchange(path: Path, record: HttpExchange) -> RecordedRoute:
+    escaped = record.escaped or ()
+    if record.response_raw is not None:
+        body = bytes_of(record.response_raw, "response_raw" in escaped)
+    else:
+        body = orjson.dumps(record.response) if record.response is not None else b""
+    return RecordedRoute(
+        where=f"{path.name} {record.method} {record.path}",
+        method=record.method,
+        path=record.path,
+        status=record.status or 502,
+        headers=dict(record.response_headers or {}),
+        body=body,
+        latency_ms=record.latency_ms,
+    )
+
+
+def _likeness(provider: Provider, recorded: Any, live: Any) -> tuple[int, int, int]:
     """How alike two request bodies are: same model, shared leading messages, equal top-level fields."""
     if not isinstance(recorded, dict) or not isinstance(live, dict):
         return (0, 0, 0)
     same_model = int(recorded.get("model") == live.get("model"))
     shared = 0
-    for old, new in zip(_listed(recorded.get("messages")), _listed(live.get("messages")), strict=False):
+    for old, new in zip(provider.request_items(recorded) or [], provider.request_items(live) or [], strict=False):
         if old != new:
             break
         shared += 1
-    equal_fields = sum(1 for key, value in live.items() if key != "messages" and recorded.get(key) == value)
+    equal_fields = sum(1 for key, value in live.items() if recorded.get(key) == value)
     return (same_model, shared, equal_fields)
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) -> Answer:
@@ -180,18 +231,22 @@ def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) ->
     )
     headers["x-tracekit-replay"] = "hit"
     timed = timing == "recorded"
-    if recorded.transport in ("connect", "reset"):
-        if recorded.transport == "reset":
-            return Answer(502, headers, failure="reset", failure_detail="recorded: upstream closed the connection")
-        message = "tracekit proxy: the upstream could not be reached (recorded)"
+    if recorded.transport == "reset":
+        return Answer(502, headers, failure="reset", failure_detail="recorded: upstream closed the connection")
+    if recorded.transport in NO_RESPONSE_FAILURES or (recorded.transport == "read_timeout" and recorded.sse is None):
+        message = f"tracekit proxy: the upstream failed ({recorded.transport}, recorded)"
         return json_answer(recorded.status, recorded.response or provider.error_body(recorded.status, message))
+    if recorded.raw is not None and recorded.sse is None:
+        headers["content-type"] = recorded.headers.get("content-type", "application/octet-stream")
+        delay = (recorded.latency_ms or 0) / 1000 if timed else 0.0
+        return Answer(recorded.status, headers, body=recorded.raw, first_delay=delay)
     if recorded.sse is None and recorded.status >= 400:
         body = recorded.response or provider.error_body(recorded.status, "recorded error")
         delay = (recorded.latency_ms or 0) / 1000 if timed else 0.0
         return json_answer(recorded.status, body, dict(headers), first_delay=delay)
     if want_stream or (recorded.sse is not None and recorded.partial):
         if recorded.sse is not None:
-            events = split_events(recorded.sse.encode("utf-8"))
+            events = split_events(recorded.sse)
             offsets = recorded.offsets_ms or []
         else:
             events = split_events(provider.render_stream(recorded.response or {}))
@@ -217,6 +272,14 @@ def _gaps(offsets_ms: list[float], count: int) -> list[float]:
     return gaps
 
 
+def route_answer(recorded: RecordedRoute, timing: str) -> Answer:
+    """The answer to give for a recorded request to another route (status, headers and body as they came)."""
+    headers = client_response_headers(recorded.headers)
+    headers["x-tracekit-replay"] = "hit"
+    delay = (recorded.latency_ms or 0) / 1000 if timing == "recorded" else 0.0
+    return Answer(recorded.status, headers, body=recorded.body, first_delay=delay)
+
+
 def miss_answer(index: ReplayIndex, provider: Provider, route: str, body: Any, key: str) -> tuple[Answer, str]:
     """The provider-shaped error for a request no recording matches, and its message."""
     nearest = index.nearest(route, body)
@@ -232,4 +295,5 @@ def miss_answer(index: ReplayIndex, provider: Provider, route: str, body: Any, k
                                                                 "x-tracekit-replay": "miss"}), message
 
 
-__all__ = ["RecordedAnswer", "ReplayIndex", "miss_answer", "recorded_answer", "request_key"]
+__all__ = ["RecordedAnswer", "RecordedRoute", "ReplayIndex", "miss_answer", "recorded_answer", "request_key",
+           "route_answer"]

@@ -8,16 +8,54 @@ and the request is forwarded unchanged (the upstream needs them). Header secrets
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from tracekit.redact import Redactor
+
+
+class SecretSink(Protocol):
+    """Where secrets are registered: a ``Redactor``, or a ``LearntSecrets`` in front of one."""
+
+    def add_secret(self, value: str) -> None:
+        """Register one secret value."""
+
+
+class LearntSecrets:
+    """The secrets the proxy registers, in front of its redactor: knows when one is new, so that the files
+    written before it was learnt can be scrubbed again at once (``Recorder.rescrub``).
+
+    Example::
+
+        learnt = LearntSecrets(redactor)
+        register_secrets(headers, learnt)
+        if learnt.take_new():
+            await recorder.rescrub()
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self._seen: set[str] = set()
+        self._new = False
+
+    def add_secret(self, value: str) -> None:
+        """Register ``value`` with the redactor (once) and note that it is new."""
+        if value in self._seen:
+            return
+        self._seen.add(value)
+        self.redactor.add_secret(value)
+        self._new = True
+
+    def take_new(self) -> bool:
+        """Whether a secret was learnt since the last call."""
+        new, self._new = self._new, False
+        return new
 
 #: Query parameters whose values are secrets (names compared in lower case).
 SECRET_QUERY_PARAMETERS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 
 
-def register_query_secrets(query: Iterable[tuple[str, str]], redactor: Redactor) -> None:
+def register_query_secrets(query: Iterable[tuple[str, str]], redactor: SecretSink) -> None:
     """Register the values of secret query parameters (decoded, and as they appear percent-encoded)."""
     for name, value in query:
         if name.lower() in SECRET_QUERY_PARAMETERS and value:
@@ -40,7 +78,7 @@ class SecretFields:
     def __bool__(self) -> bool:
         return bool(self.paths)
 
-    def register(self, body: Mapping[str, Any], redactor: Redactor) -> None:
+    def register(self, body: Mapping[str, Any], redactor: SecretSink) -> None:
         """Register the values ``body`` holds at the configured paths."""
         for path in self.paths:
             value: Any = body

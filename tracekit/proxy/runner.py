@@ -81,7 +81,9 @@ async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]
     sock = _bind(host, port)
     # In-flight exchanges are stopped by ``stop`` first; the runner's own timeout only bounds closing idle
     # keep-alive connections.
-    runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=0.5)
+    # handler_cancellation: a client that goes away cancels its exchange, and with it the upstream request.
+    runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=0.5,
+                           handler_cancellation=True)  # fmt: skip
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner, url_of(host, sock.getsockname()[1])

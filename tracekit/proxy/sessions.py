@@ -3,8 +3,9 @@
 A request belongs to (DESIGN.md, "The canonical trace"):
 
 1. the session its ``x-tracekit-session`` header names;
-2. the session its Anthropic thread continuation names (``thread.previous_message_id`` is the id of a
-   reply this proxy saw; the request carries only the new messages);
+2. the session whose reply its continuation names (an Anthropic ``thread.previous_message_id``, a
+   Responses ``previous_response_id``: the id of a reply this proxy saw; the request carries only the new
+   messages);
 3. the session whose failed turn it repeats (an SDK retry: same canonical body, usually with
    ``x-stainless-retry-count`` > 0) - an attempt of that turn, not a new turn;
 4. the session whose conversation it extends: its messages begin with that session's last request's
@@ -55,6 +56,9 @@ class PendingTurn:
     key: str
     attempts: int
     exchange: Any
+    """The last attempt (``tracekit.proxy.exchange.Exchange``), whose model call is written if no retry comes."""
+    outcome: Any
+    """Its ``Outcome``."""
 
 
 @dataclass(eq=False)
@@ -63,11 +67,14 @@ class Session:
 
     id: str
     named: str | None = None
+    """The session name the trace records (secrets replaced); None for a stitched session."""
     provider: str | None = None
     chain: list[str] = field(default_factory=list)
     """Hash chain of the agent-side canonical conversation: last request's messages plus the reply."""
-    wire: list[dict[str, Any]] = field(default_factory=list)
-    """The wire messages the model has seen (after intercepts), reply included: a thread's prior history."""
+    wire: list[Any] = field(default_factory=list)
+    """The wire items the model has seen (after intercepts), reply included: a continuation's prior items."""
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """The same conversation as canonical messages."""
     requests: int = 0
     """Model requests so far (attempts included); 1-based numbers select faults."""
     pending: PendingTurn | None = None
@@ -84,8 +91,10 @@ class Resolution:
     how: str
     """'header', 'thread', 'retry', 'continuity' or 'new'."""
     attempt: int = 1
-    prior: list[dict[str, Any]] = field(default_factory=list)
-    """Wire messages the request does not repeat (a thread continuation's history)."""
+    prior: list[Any] = field(default_factory=list)
+    """Wire items the request does not repeat (a continuation's history)."""
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """The same, as canonical messages."""
     agent_chain: list[str] = field(default_factory=list)
 
 
@@ -108,26 +117,25 @@ class SessionRegistry:
         messages: list[dict[str, Any]],
         *,
         named: str | None = None,
-        previous_message_id: str | None = None,
+        label: str | None = None,
+        previous_id: str | None = None,
         retry_count: int | None = None,
     ) -> Resolution:
         """The session of a request with canonical ``messages`` (agent side, before intercepts).
 
-        ``retry_count`` is the SDK's ``x-stainless-retry-count`` (None when the client sends none): a
-        request that says it is a first attempt (0) never joins another session's failed turn."""
+        ``named`` is the ``x-tracekit-session`` value and ``label`` the same with secrets replaced (what the
+        trace records). ``previous_id`` is the id of the reply a continuation names. ``retry_count`` is the
+        SDK's ``x-stainless-retry-count`` (None when the client sends none): a request that says it is a
+        first attempt (0) never joins another session's failed turn."""
         if named:
-            session = self._named.get(named)
-            if session is None:
-                session = self._new(provider, named)
-                self._named[named] = session
-            return self._within(session, "header", key, messages, previous_message_id)
-        if previous_message_id:
-            session = self._by_reply_id.get(previous_message_id)
+            return self._within(self.named_session(named, label, provider), "header", key, messages, previous_id)
+        if previous_id:
+            session = self._by_reply_id.get(previous_id)
             if session is not None:
-                return self._within(session, "thread", key, messages, previous_message_id)
+                return self._within(session, "thread", key, messages, previous_id)
         if retry_count != 0:
             for session in self._by_pending_key.get(key, ()):
-                return self._within(session, "retry", key, messages, previous_message_id)
+                return self._within(session, "retry", key, messages, previous_id)
         chain = conversation_chain(messages)
         for length in range(len(chain) - 1, 0, -1):
             candidates = self._by_state.get((provider, length, chain[length - 1]))
@@ -139,13 +147,23 @@ class SessionRegistry:
                     return self._within(session, "retry", key, messages, None, chain)
         return Resolution(self._new(provider, None), "new", agent_chain=chain)
 
+    def named_session(self, named: str, label: str | None = None, provider: str | None = None) -> Session:
+        """The session that ``x-tracekit-session: named`` names (created on first use)."""
+        session = self._named.get(named)
+        if session is None:
+            session = self._new(provider, label or named)
+            self._named[named] = session
+        elif session.provider is None:
+            session.provider = provider
+        return session
+
     def _within(
         self,
         session: Session,
         how: str,
         key: str,
         messages: list[dict[str, Any]],
-        previous_message_id: str | None,
+        previous_id: str | None,
         chain: list[str] | None = None,
     ) -> Resolution:
         # Claim the session: a concurrent request with the same history must not join it as well.
@@ -156,15 +174,16 @@ class SessionRegistry:
             self.set_pending(session, None)
         if how == "retry" and attempt == 1:
             attempt = 2
-        prior: list[dict[str, Any]] = []
-        if previous_message_id and self._by_reply_id.get(previous_message_id) is session:
-            prior = list(session.wire)
+        prior: list[Any] = []
+        history: list[dict[str, Any]] = []
+        if previous_id and self._by_reply_id.get(previous_id) is session:
+            prior, history = list(session.wire), list(session.history)
             agent_chain = conversation_chain(messages, session.chain)
         else:
             agent_chain = chain if chain is not None else conversation_chain(messages)
-        return Resolution(session, how, attempt, prior, agent_chain)
+        return Resolution(session, how, attempt, prior, history, agent_chain)
 
-    def _new(self, provider: str, named: str | None) -> Session:
+    def _new(self, provider: str | None, named: str | None) -> Session:
         number = next(self._counter)
         session_id = safe_name(named) if named else f"{self._stamp}-{number:04d}-{uuid.uuid4().hex[:6]}"
         session = Session(id=session_id, named=named, provider=provider)
@@ -178,13 +197,16 @@ class SessionRegistry:
         session: Session,
         agent_chain: list[str],
         reply: dict[str, Any],
-        wire: list[dict[str, Any]],
+        wire: list[Any],
+        history: list[dict[str, Any]],
         reply_id: str | None,
     ) -> None:
-        """The session's conversation is now ``agent_chain`` + ``reply`` (and ``wire`` as the model saw it)."""
+        """The session's conversation is now ``agent_chain`` + ``reply`` (and ``wire`` / ``history`` as the model
+        saw it, kept for a continuation that names ``reply_id``)."""
         self._unindex_state(session)
         session.chain = conversation_chain([reply], agent_chain)
         session.wire = wire
+        session.history = history
         self.release(session)
         if reply_id:
             self._by_reply_id[reply_id] = session

@@ -4,6 +4,10 @@
 orjson and passes every line through the redactor, but it writes all the records of one exchange with
 one system call and serializes records without pydantic's JSON-mode walk over large request bodies
 (orjson serializes them directly), which keeps recording cheap next to the traffic it records.
+
+No record can stop a file: text that is not UTF-8 is mended, and a record that still cannot be written is
+replaced by an ``error`` record saying so. A file can be held (its records wait in memory) while it is
+scrubbed again with secrets learnt after it was written (``scrub``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel
 
+from tracekit.proxy.shared_texts import SharedTexts
 from tracekit.redact import Redactor
 from tracekit.trace import TraceBuilder
 from tracekit.trace.models import Header
@@ -29,7 +34,29 @@ log = logging.getLogger(__name__)
 def record_line(record: BaseModel) -> bytes:
     """One record as a JSON line (no trailing newline), None fields left out as ``TraceWriter`` does."""
     fields = {name: value for name, value in record if value is not None}
-    return orjson.dumps(fields, default=_dump_model)
+    try:
+        return orjson.dumps(fields, default=_dump_model)
+    except TypeError:  # a lone surrogate somewhere (text that was not UTF-8): mend it rather than lose the record
+        return orjson.dumps(_mended(fields), default=_dump_model)
+
+
+def _mended(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, BaseModel):
+        return _mended(value.model_dump(mode="python", exclude_none=True))
+    if isinstance(value, dict):
+        return {_mended(key): _mended(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mended(item) for item in value]
+    return value
+
+
+def _unwritable(record: BaseModel, exc: Exception) -> bytes:
+    """The line written instead of a record that cannot be serialized."""
+    kind = getattr(record, "kind", type(record).__name__)
+    message = f"tracekit could not write a {kind} record ({type(exc).__name__}: {exc})"
+    return orjson.dumps({"t": getattr(record, "t", None), "kind": "error", "source": "proxy", "message": message})
 
 
 def _dump_model(value: Any) -> Any:
@@ -50,7 +77,13 @@ class TraceFile:
 
     def write(self, records: Iterable[BaseModel]) -> None:
         """Append ``records`` (redacted, one line each) with one write, flushed (and fsynced if asked)."""
-        lines = [record_line(record) for record in records]
+        lines = []
+        for record in records:
+            try:
+                lines.append(record_line(record))
+            except Exception as exc:  # never let one record keep the others (and later ones) off the disk
+                log.error("tracekit: could not write a record to %s: %s", self.path, exc)
+                lines.append(_unwritable(record, exc))
         if not lines:
             return
         # One pass over the joined lines: the patterns never span a newline, so this is line by line.
@@ -97,6 +130,10 @@ class SessionTrace:
         self.path = path
         self.deferred = deferred
         self.injected_ids: set[str] = set()
+        self.shared = SharedTexts()
+        self.exchanges = 0
+        """Exchanges recorded in this trace (model exchanges and other routes)."""
+        self._held = 0
         self._redactor = redactor
         self._fsync = fsync
         self._opener = opener
@@ -111,9 +148,25 @@ class SessionTrace:
         """Whether the file is open now."""
         return self._writer is not None
 
+    @property
+    def on_disk(self) -> bool:
+        """Whether the file has been created (it may hold records)."""
+        return self._created and self.path is not None and not self._closed
+
+    def hold(self) -> None:
+        """Keep new records in memory and close the file, until as many ``release`` calls (a scrub rewrites it)."""
+        self._held += 1
+        self.suspend()
+
+    def release(self) -> None:
+        """End one ``hold``; the last one writes what waited."""
+        self._held = max(0, self._held - 1)
+        if not self._held:
+            self.flush()
+
     def flush(self) -> None:
-        """Append the records not written yet (unless the trace waits to be materialized)."""
-        if self.deferred or self.path is None or self._closed:
+        """Append the records not written yet (unless the trace waits to be materialized, or is held)."""
+        if self.deferred or self.path is None or self._closed or self._held:
             return
         if self._writer is None and not self._open():
             return
@@ -178,6 +231,7 @@ class SessionTrace:
             self._set_writer(self._opening.result(timeout=30))
         self._opener = None
         self._on_open = None
+        self._held = 0  # no scrub runs any more once the recorder closes
         self.flush()
         self._closed = True
         self.suspend()

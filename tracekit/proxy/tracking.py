@@ -1,11 +1,12 @@
 """Following exchanges: which session each belongs to, what the intercepts change, and what to record.
 
 ``begin`` runs when a request has been read, before it is answered: it stitches the request to a
-session, applies the tool-result intercepts, chooses the faults and computes the replay key.
-``complete`` runs as soon as the whole answer is known, before its last bytes reach the client, so the
-agent's next request always finds the session advanced. It hands the recording work to the event loop
-as a callback that runs after the bytes went out, in completion order: each session's records are
-appended in the order things happened, and no lock is needed because nothing in it awaits.
+session, applies the tool-result intercepts, chooses the faults and computes the replay key, and returns
+the ``Turn`` (immutable). ``complete`` runs once per exchange, from the one ``finally`` of the proxy's
+handler, as soon as the whole answer is known and before its last bytes reach the client, so the agent's
+next request always finds the session advanced. It settles the outcome once and hands the recording work
+to the event loop as a callback that runs after the bytes went out, in completion order: each session's
+records are appended in the order things happened, and no lock is needed because nothing in it awaits.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import logging
 
 import orjson
 
-from tracekit.intercepts import InterceptConfig, active_faults, rewrite_request
-from tracekit.proxy.exchange import Exchange, Outcome
-from tracekit.proxy.headers import SESSION_HEADER, retry_count
+from tracekit.intercepts import NO_FAULTS, InterceptConfig, active_faults, rewrite_request
+from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
 from tracekit.proxy.keys import request_key
 from tracekit.proxy.recorder import Recorder
+from tracekit.proxy.request import ParsedRequest, derive_conversation
 from tracekit.proxy.sessions import PendingTurn, Session, SessionRegistry
 
 log = logging.getLogger(__name__)
@@ -35,31 +36,17 @@ class ExchangeTracker:
         self.recording_errors: list[BaseException] = []
         self._scheduled = 0
 
-    def begin(self, exchange: Exchange) -> None:
+    def begin(self, request: ParsedRequest) -> Turn:
         """Stitch, rewrite, pick faults and key a request that has just been read."""
-        provider = exchange.provider
-        body = exchange.body
-        previous_id: str | None = None
-        if isinstance(body, dict):
-            exchange.stream = provider.request_stream(body)
-            try:
-                _, agent_messages = provider.request_conversation(body)
-            except (TypeError, AttributeError):  # "messages": 3 -- no conversation; forwarded as it is
-                agent_messages = []
-            thread = body.get("thread")
-            exchange.threaded = isinstance(thread, dict)
-            if isinstance(thread, dict) and thread.get("type") == "continue":
-                previous_id = str(thread.get("previous_message_id") or "") or None
-        else:
-            agent_messages = []
-        exchange.agent_key = request_key(exchange.route, body, exchange.raw)
+        provider = request.provider
         resolution = self.registry.resolve(
             provider.NAME,
-            exchange.agent_key,
-            agent_messages,
-            named=exchange.headers.get(SESSION_HEADER),
-            previous_message_id=previous_id,
-            retry_count=retry_count(exchange.headers),
+            request.key,
+            request.conversation.messages,
+            named=request.session,
+            label=request.session_label,
+            previous_id=request.continuation.previous_id,
+            retry_count=request.retry_count,
         )
         session = resolution.session
         if session.pending is not None:
@@ -68,47 +55,41 @@ class ExchangeTracker:
                 self.recorder.abandon_attempts(session)
             self.registry.set_pending(session, None)
         session.requests += 1
-        session.last_key = exchange.agent_key
-        exchange.session = session
-        exchange.how = resolution.how
-        exchange.attempt = resolution.attempt
-        exchange.request_number = session.requests
-        exchange.agent_chain = resolution.agent_chain
-        exchange.sent_body, exchange.sent_raw, exchange.key = body, exchange.raw, exchange.agent_key
-        if isinstance(body, dict):
-            if self.config.intercepts:
-                rewrite = rewrite_request(provider.NAME, body, self.config.intercepts, prior=resolution.prior)
-                if rewrite.changed:
-                    exchange.sent_body = rewrite.body
-                    exchange.sent_raw = orjson.dumps(rewrite.body)
-                    exchange.key = request_key(exchange.route, rewrite.body)
-                    exchange.injections = rewrite.injections
-            messages = exchange.sent_body.get("messages")
-            exchange.full_messages = [*resolution.prior, *(messages if isinstance(messages, list) else [])]
-        if self.config.faults:
-            exchange.faults = active_faults(self.config.faults, exchange.request_number)
+        session.last_key = request.key
+        sent = SentRequest(request.body, request.raw, request.key, request.conversation)
+        if self.config.intercepts and isinstance(request.body, dict):
+            rewrite = rewrite_request(provider.NAME, request.body, self.config.intercepts, prior=resolution.prior)
+            if rewrite.changed:
+                conversation = derive_conversation(provider, rewrite.body)
+                sent = SentRequest(rewrite.body, orjson.dumps(rewrite.body), request_key(request.route, rewrite.body),
+                                   conversation, tuple(rewrite.injections))  # fmt: skip
+        faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS
+        return Turn(session, resolution.how, resolution.attempt, session.requests, resolution.agent_chain,
+                    resolution.prior, resolution.history, sent, faults)  # fmt: skip
 
-    def complete(self, exchange: Exchange) -> Outcome | None:
-        """The answer is known: advance the session and schedule the recording (once per exchange)."""
-        if exchange.completed:
-            return None
-        exchange.completed = True
-        session: Session | None = exchange.session
-        if session is None:
-            return None
-        outcome = exchange.outcome()
-        if outcome.reply is not None:
-            # Only a thread continuation needs the history it does not send (and the reply id it names).
-            reply_id = wire = None
-            if exchange.threaded:
-                reply_id = (outcome.response or {}).get("id")
-                wire = [*exchange.full_messages, outcome.reply_wire or outcome.reply]
-            self.registry.advance(session, exchange.agent_chain, outcome.reply, wire or [], reply_id)
+    def complete(self, exchange: Exchange) -> Outcome:
+        """The answer is known: settle the outcome, advance the session and schedule the recording."""
+        turn = exchange.turn
+        session = turn.session
+        outcome = settle(exchange)
+        if outcome.reply is not None and outcome.response is not None:
+            # Only a continuation needs the history it does not send (and the reply id it names).
+            reply_id = None
+            wire: list[object] = []
+            history: list[dict[str, object]] = []
+            if exchange.request.continuation.kept:
+                provider = exchange.provider
+                sent_body = turn.sent.body if isinstance(turn.sent.body, dict) else {}
+                reply_id = provider.response_id(outcome.response)
+                wire = [*turn.prior_items, *(provider.request_items(sent_body) or []),
+                        *provider.reply_items(outcome.response)]  # fmt: skip
+                history = [*turn.messages, outcome.reply]
+            self.registry.advance(session, turn.agent_chain, outcome.reply, wire, history, reply_id)
         else:
             self.registry.release(session)
         final = not (outcome.retryable and outcome.error is not None)
         if not final:
-            self.registry.set_pending(session, PendingTurn(exchange.agent_key, exchange.attempt, exchange))
+            self.registry.set_pending(session, PendingTurn(exchange.request.key, turn.attempt, exchange, outcome))
         if self.recorder is not None:
             self._scheduled += 1
             asyncio.get_running_loop().call_soon(self._record, session, exchange, outcome, final)
@@ -136,7 +117,11 @@ class ExchangeTracker:
             return
         for session in self.registry.sessions:
             if session.pending is not None:
-                self.recorder.abandon_attempts(session)
+                try:
+                    self.recorder.abandon_attempts(session)
+                except Exception as exc:  # one session's bug must not keep the others from closing
+                    self.recording_errors.append(exc)
+                    log.exception("tracekit: could not finish session %s", session.id)
                 self.registry.set_pending(session, None)
         self.recorder.close()
 
@@ -144,4 +129,3 @@ class ExchangeTracker:
     def sessions(self) -> list[Session]:
         """Every session seen, in order of their first request."""
         return self.registry.sessions
-

@@ -1,0 +1,186 @@
+"""Passing an answer on to the client, chunk by chunk, while the exchange takes note of it.
+
+``relay`` passes on everything up to the answer's end and returns the ``Ending``: what is still to send
+once the exchange is complete (the chunk holding a stream's final event, a JSON body, a closed connection).
+The proxy completes the exchange between the two, so the session has moved on before the client can see
+the end of the answer and send its next request.
+
+Each chunk of a stream is written to the client first and parsed for the trace after, except a chunk that
+may hold the final event (``provider.stream_may_end``), which is parsed first. Failures reach the client the
+way they happened: an error status with its body, a connection closed before the response (the client's
+connection is closed too), a stream cut mid-way (cut again), an in-stream error event (passed on).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from tracekit.proxy.answers import UPSTREAM_READ_ERRORS, Answer, json_answer, read_failure
+from tracekit.proxy.exchange import Exchange, StreamTee
+from tracekit.proxy.headers import kept_response_headers
+from tracekit.proxy.sse_events import EventSplitter
+
+
+class Ending:
+    """What is left to send once the exchange is complete."""
+
+    def __init__(
+        self,
+        answer: Answer | None = None,
+        *,
+        response: web.StreamResponse | None = None,
+        body: bytes | None = None,
+        held: bytes | None = None,
+        rest: AsyncIterator[bytes] | None = None,
+        drop: bool = False,
+    ) -> None:
+        self.answer = answer
+        self.response = response
+        """The stream response already started (None: nothing sent yet)."""
+        self.body = body
+        """A whole body to send (JSON answers)."""
+        self.held = held
+        """The chunk holding the stream's final event, held back until the exchange is complete."""
+        self.rest = rest
+        """What follows the final event (passed on, not recorded)."""
+        self.drop = drop
+        """Close the client's connection where it stands (after ``held``), as upstream's was."""
+
+    async def finish(self, request: web.Request) -> web.StreamResponse:
+        """Send what is left; a client gone by now changes nothing (the exchange is already recorded)."""
+        try:
+            if self.body is not None and self.answer is not None:
+                response = web.Response(status=self.answer.status, headers=self.answer.headers, body=self.body)
+                await response.prepare(request)
+                await response.write_eof()
+                return drop_connection(request, response) if self.drop else response
+            if self.response is None:
+                return drop_connection(request)
+            if self.held is not None:
+                await self.response.write(self.held)
+            if self.drop:
+                return drop_connection(request, self.response)
+            if self.rest is not None:
+                try:
+                    async for chunk in self.rest:
+                        await self.response.write(chunk)
+                except UPSTREAM_READ_ERRORS:
+                    pass  # bytes after the final event: the answer is whole already
+            await self.response.write_eof()
+            return self.response
+        except ConnectionError:
+            return self.response or web.Response()
+        finally:
+            if self.answer is not None:
+                self.answer.close()
+
+
+async def relay(request: web.Request, exchange: Exchange, answer: Answer) -> Ending:
+    """Pass ``answer`` on up to its end, noting it in ``exchange.received`` (see the module docstring)."""
+    received = exchange.received
+    received.status = answer.status
+    received.headers = kept_response_headers(answer.headers.items())
+    if answer.failure is not None:
+        received.fail(answer.failure, answer.failure_detail or answer.failure)
+        if answer.failure == "reset":
+            return Ending(drop=True)
+        message = f"tracekit proxy: {answer.failure_detail}"
+        answer = json_answer(answer.status, exchange.provider.error_body(answer.status, message))
+    else:
+        received.answered = True
+    try:
+        if not answer.streamed:
+            return await _relay_body(exchange, answer)
+        return await _relay_stream(request, exchange, answer)
+    except BaseException:
+        answer.close()
+        raise
+
+
+async def _relay_body(exchange: Exchange, answer: Answer) -> Ending:
+    received = exchange.received
+    try:
+        body = await answer.read()
+    except UPSTREAM_READ_ERRORS as exc:
+        received.fail(read_failure(exc), f"upstream body cut: {exc!r}")
+        answer.close()
+        return Ending(drop=True)
+    received.t_first = received.t_end = time.perf_counter()
+    received.body = body
+    return Ending(answer, body=body, drop=answer.cut)
+
+
+async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer) -> Ending:
+    provider = exchange.provider
+    received = exchange.received
+    tee = received.tee = StreamTee(provider, exchange.t0)
+    response = web.StreamResponse(status=answer.status, headers=answer.headers)
+    faults = exchange.turn.faults
+    stream_fault = faults.cut_after_events is not None or faults.stream_error is not None
+    chunks = _event_chunks(answer.chunks()) if stream_fault else answer.chunks().__aiter__()
+    events_sent = 0
+    held: bytes | None = None
+    rest: AsyncIterator[bytes] | None = None
+    try:
+        await response.prepare(request)
+        while True:
+            try:
+                chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                break
+            except UPSTREAM_READ_ERRORS as exc:
+                received.fail(read_failure(exc), f"upstream stream cut: {exc!r}")
+                break
+            now = time.perf_counter()
+            if received.t_first is None:
+                received.t_first = now
+            if stream_fault:
+                if faults.cut_after_events is not None and events_sent >= faults.cut_after_events:
+                    received.fail("fault_cut", "stream_cut fault")
+                    break
+                error = faults.stream_error
+                if error is not None and events_sent >= error.after_events:
+                    held = provider.error_event(error.error_type, error.message)
+                    tee.feed(held, now)
+                    received.t_end = now
+                    break
+                events_sent += 1
+            if provider.stream_may_end(chunk):
+                tee.feed(chunk, now)
+                if tee.assembler.done:
+                    held, rest, received.t_end = chunk, chunks, now
+                    break
+                await response.write(chunk)
+            else:
+                await response.write(chunk)
+                tee.feed(chunk, now)
+    except ConnectionError:
+        received.client_gone = True
+    if received.t_end is None:
+        received.t_end = time.perf_counter()
+    tee.close(received.t_end)
+    if received.client_gone:
+        answer.close()
+        return Ending(response=response, drop=True)
+    cut = received.failure in ("cut", "fault_cut", "read_timeout") or answer.cut
+    return Ending(answer, response=response, held=held, rest=rest, drop=cut)
+
+
+async def _event_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The stream re-chunked into whole events (only when a fault counts events)."""
+    splitter = EventSplitter()
+    async for chunk in chunks:
+        for event in splitter.feed(chunk):
+            yield event
+    if splitter.rest():
+        yield splitter.rest()
+
+
+def drop_connection(request: web.Request, response: web.StreamResponse | None = None) -> web.StreamResponse:
+    """Close the client's connection where it stands, as the upstream's was."""
+    if request.transport is not None:
+        request.transport.abort()
+    return response if response is not None else web.Response()

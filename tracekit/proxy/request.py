@@ -1,0 +1,132 @@
+"""A request as the proxy reads it: parsed once, at the edge, and never changed afterwards.
+
+Everything a client sends is made safe here, before any of it reaches a session, a file name or a trace
+line: header values and the path lose bytes that are not UTF-8 (aiohttp hands them over as lone
+surrogates, which no JSON writer accepts), the session name is redacted (a key-shaped name never becomes
+a file name), and the body is parsed and its conversation derived once, for stitching and for the trace.
+
+Example::
+
+    parsed = read_request("/v1/messages", "", request.headers.items(), raw, anthropic, redactor)
+    parsed.conversation.messages   # canonical messages, derived once
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
+from tracekit.proxy.headers import SESSION_HEADER, retry_count
+from tracekit.proxy.keys import request_key
+from tracekit.redact import Redactor
+from tracekit.trace.models import Content
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A request's conversation in canonical form (what it carries itself, not what a server keeps)."""
+
+    system: Content | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    """Why no conversation could be derived from the body (the exchange is recorded all the same)."""
+
+
+NO_CONVERSATION = Conversation()
+
+
+def derive_conversation(provider: Provider, body: Any) -> Conversation:
+    """The canonical conversation of ``body`` (empty when the body is not a JSON object)."""
+    if not isinstance(body, dict):
+        return NO_CONVERSATION
+    try:
+        system, messages = provider.request_conversation(body)
+    except Exception as exc:  # any shape a client sends ("messages": 3): forwarded and recorded as it is
+        return Conversation(error=f"{type(exc).__name__}: {exc}")
+    return Conversation(system, messages)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRequest:
+    """One model request as the agent sent it (see the module docstring)."""
+
+    provider: Provider
+    route: str
+    query: str
+    headers: Mapping[str, str]
+    """Lower-case names; values with bytes that are not UTF-8 replaced by U+FFFD."""
+    raw: bytes
+    body: Any
+    parse_error: str | None
+    """Why the body is not a JSON object ('empty body', orjson's message, 'not a JSON object: list')."""
+    key: str
+    """Replay key of the body as the agent sent it (retry detection)."""
+    stream: bool
+    continuation: Continuation
+    conversation: Conversation
+    session: str | None
+    """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
+    session_label: str | None
+    """The same name with secrets replaced: what the trace records and names its file after."""
+    retry_count: int | None
+
+
+def read_request(
+    route: str,
+    query: str,
+    headers: Iterable[tuple[str, str]],
+    raw: bytes,
+    provider: Provider,
+    redactor: Redactor,
+) -> ParsedRequest:
+    """Parse a model request (headers' secrets must already be registered with ``redactor``)."""
+    clean = clean_headers(headers)
+    body, parse_error = parse_body(raw)
+    is_object = isinstance(body, dict)
+    return ParsedRequest(
+        provider=provider,
+        route=route,
+        query=clean_text(query),
+        headers=clean,
+        raw=raw,
+        body=body,
+        parse_error=parse_error,
+        key=request_key(route, body, raw),
+        stream=provider.request_stream(body) if is_object else False,
+        continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
+        conversation=derive_conversation(provider, body),
+        session=clean.get(SESSION_HEADER) or None,
+        session_label=redactor.redact_text(clean[SESSION_HEADER]) if clean.get(SESSION_HEADER) else None,
+        retry_count=retry_count(clean),
+    )
+
+
+def parse_body(raw: bytes) -> tuple[Any, str | None]:
+    """The body parsed, and why it is not a JSON object when it is not (the model call's parse flag)."""
+    if not raw:
+        return None, "empty body"
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, str(exc)
+    if not isinstance(body, dict):
+        return body, f"not a JSON object: {type(body).__name__}"
+    return body, None
+
+
+def clean_text(value: str) -> str:
+    """``value`` with lone surrogates (bytes that were not UTF-8) replaced by U+FFFD."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return value
+
+
+def clean_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers with lower-case names and clean values (the last of repeated names wins, as before)."""
+    return {clean_text(name).lower(): clean_text(value) for name, value in headers}
