@@ -174,7 +174,7 @@ def test_yaml_bombs_are_refused_quickly_with_exit_status_2(tmp_path: Path, text:
 
 
 def _tracekit(args: list[str], cwd: Path) -> tuple[int, str]:
-    done = subprocess.run(tracekit_command(args), capture_output=True, timeout=60, env=clean_env(), cwd=cwd)
+    done = subprocess.run(tracekit_command(args), capture_output=True, timeout=600, env=clean_env(), cwd=cwd)
     return done.returncode, done.stdout.decode() + done.stderr.decode()
 
 
