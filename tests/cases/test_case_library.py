@@ -119,8 +119,8 @@ def test_b2_seed_text_is_carried_verbatim(library: CaseLibrary) -> None:
     content = fr02.intercepts[0].inject_tool_result.content  # type: ignore[union-attr]
     assert json.loads(str(content))["error"] == "MISSING_REQUIRED_PARAMETER"
     assert library.get("B2-TS-01").input.user == "查一下明天北京飞成都的机票，一个人"
-    assert library.get("B2-TC-07").skills.B is not None
-    assert library.get("B2-TC-07").skills.B.active_skills == ["house_hunting_skill", "local_services_skill"]
+    group_b = library.get("B2-TC-07").skills.B
+    assert group_b is not None and group_b.active_skills == ["house_hunting_skill", "local_services_skill"]
 
 
 def test_chinese_text_has_no_escape_sequences(library: CaseLibrary) -> None:
