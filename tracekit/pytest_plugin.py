@@ -9,8 +9,10 @@ bound to it, with the verdict as the outcome::
 - no recording bound to the case -> skipped, saying so.
 
 A case with several recordings (groups × repeats) fails when any of them fails. The recordings are
-analyzed once per session, the same way ``tracekit analyze --cases`` does; nothing calls a model.
-Items are named ``<case file>::<case id>``, so ``-k B2-PC`` selects cases as usual.
+analyzed once per session through the same door as ``tracekit analyze --cases`` (``tracekit.analyze.results``,
+with the kept judge verdicts found the same way: the nearest ``judge/`` folder in or above the recordings),
+so a case gets the verdict analyze gives it; nothing calls a model. Items are named
+``<case file>::<case id>``, so ``-k B2-PC`` selects cases as usual.
 
 Registered through the ``pytest11`` entry point ``tracekit``; without ``--tracekit-cases`` it adds
 nothing, so it costs nothing to other test runs.
@@ -76,6 +78,8 @@ class RecordedVerdicts:
     def __init__(self, cases_dir: Path, recordings: Path) -> None:
         self.cases_dir = cases_dir
         self.recordings = recordings
+        self.problems: list[str] = []
+        """Files that could not be analyzed and unreadable lines, as the analyze JSON lists them."""
         self._runs: dict[str, list[Run]] | None = None
 
     def runs_of(self, case_id: str) -> list[Run]:
@@ -86,12 +90,21 @@ class RecordedVerdicts:
 
     def _analyze(self) -> dict[str, list[Run]]:
         from tracekit.analyze.results import AnalyzeSettings, build_results
+        from tracekit.analyze.sources import SourceNames, trace_paths
+        from tracekit.cli.analyze import kept_judge
+        from tracekit.errors import TracekitError
         from tracekit.report.runs import runs_from_results, sort_runs
-        from tracekit.trace import trace_files
 
+        try:
+            files = trace_paths([self.recordings])
+        except TracekitError as exc:
+            raise pytest.UsageError(f"--tracekit-recordings {self.recordings}: {exc}") from exc
+        judge, _note = kept_judge([self.recordings])
         # An absolute path: the analysis caches libraries by this string for the whole process.
-        settings = AnalyzeSettings(cases_dir=str(self.cases_dir.resolve()))
-        results = build_results(trace_files([self.recordings]), settings)
+        settings = AnalyzeSettings(cases_dir=os.path.abspath(self.cases_dir), judge=judge,
+                                   sources=SourceNames.of([self.recordings]))  # fmt: skip
+        results = build_results(files, settings)
+        self.problems = results.problems
         by_case: dict[str, list[Run]] = {}
         for run in sort_runs(runs_from_results(results)):
             if run.case_id is not None:
@@ -121,7 +134,9 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         runs = self.recorded.runs_of(self.case.id)
         if not runs:
-            _skip(f"no recording bound to {self.case.id} in {self.recorded.recordings}")
+            unreadable = self.recorded.problems
+            more = f" ({len(unreadable)} problems reading them, first: {unreadable[0]})" if unreadable else ""
+            _skip(f"no recording bound to {self.case.id} in {self.recorded.recordings}{more}")
         verdicts = ", ".join(f"{run.variant.strip() or run.trace_id}: {run.result}" for run in runs)
         self.user_properties.append(("tracekit_verdicts", verdicts))
         self.add_report_section("call", "tracekit", "\n".join(_describe(run) for run in runs))
@@ -153,8 +168,8 @@ def _describe(run: Run, details: bool = False) -> str:
     for check in run.checks:
         if check.result in ("fail", "acceptable"):
             lines.append(f"  [{check.result}] {check.name}: {check.evidence}".rstrip(": "))
-    if run.attribution and run.attribution.get("text"):
-        lines.extend("  " + text for text in str(run.attribution["text"]).splitlines())
+    if run.attribution is not None and run.attribution.text:
+        lines.extend("  " + text for text in run.attribution.text.splitlines())
     if run.source:
         lines.append(f"  trace: {run.source}")
     return "\n".join(lines)

@@ -1,5 +1,7 @@
-"""Fixtures for the report tests: a few small traces written with the trace writer, and a results
-JSON shaped like ``tracekit analyze --json`` output with verdicts, checks, findings and a judge.
+"""Fixtures for the report tests: a few small traces written with the trace writer, and the results of
+``tracekit analyze`` on them (``analyze_trace``), with verdicts, checks, findings and a judge set by hand in
+the analyze JSON's shape (``tests/report/support.py``); the report computes no figure itself, it shows the
+summary analyze computes from these traces.
 
 Made by hand in code (no recording): two cases (Chinese text, as in the seeds) in groups A and B with
 two repeats each, one hostile tool result (script tag, onerror, javascript: link), one injected
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_support import judged_check, verdict
 
 from tracekit.analyze.results import analyze_trace
 from tracekit.trace import (
@@ -71,19 +74,16 @@ def _trace_records(trace_id: str, case_id: str | None, group: str | None, repeat
     ]
 
 
-def _verdict(result: str, *, hostile: bool) -> dict[str, Any]:
+def _verdict(case_id: str, result: str, *, hostile: bool) -> dict[str, Any]:
     checks = [
-        {"name": "required call beike_lookup_city_id", "result": "pass", "evidence": "call #0", "calls": [0]},
-        {"name": "数据流 city_id", "result": "pass" if result != "fail" else "fail",
+        {"check": "required call beike_lookup_city_id", "result": "pass", "evidence": "call #0", "calls": [0]},
+        {"check": "数据流 city_id", "result": "pass" if result != "fail" else "fail",
          "evidence": HOSTILE if hostile else "city_id 110000 from call #0", "calls": [1]},
     ]
-    return {
-        "result": result,
-        "checks": checks,
-        "scores": {"selection": {"score": 40, "max": 40}, "efficiency": 18},
-        "judge": {"result": result, "reasoning": "回答忠实于工具结果。", "quotes": ["朝阳区有一套 520 万的二手房。"],
-                  "model": "judge-test"},
-    }
+    judged = [judged_check(result if result != "acceptable" else "pass", ["回答忠实于工具结果。"],
+                           ["朝阳区有一套 520 万的二手房。"])]
+    return verdict(case_id, result, checks, judged, failure_kind="premature_abandonment" if result == "fail" else None,
+                   scoring="auto+judge")
 
 
 @pytest.fixture
@@ -103,16 +103,14 @@ def report_inputs(tmp_path: Path) -> dict[str, Any]:
         hostile = trace_id == "t-pc02-a1"
         path = write_trace(tmp_path / "traces" / f"{trace_id}.jsonl",
                            _trace_records(trace_id, case_id, group, repeat, fail=result == "fail", hostile=hostile))
-        entry = analyze_trace(load_trace(path))
-        if result is not None:
-            entry["verdict"] = _verdict(result, hostile=hostile)
+        entry = analyze_trace(load_trace(path)).to_plain()
+        if case_id is not None and result is not None:
+            entry["verdict"] = _verdict(case_id, result, hostile=hostile)
         if trace_id in ("t-pc02-a1", "t-ld01-a0"):
             entry["findings"] = [{"kind": "repeated_call", "severity": "warning", "calls": [0, 1],
                                   "message": f"{HOSTILE} 重复调用"}]
-        if result == "fail":
-            entry["failure_modes"] = ["premature_abandonment"]
         traces.append(entry)
-    results = {"tracekit": "0.1.0", "traces": traces, "summary": {"traces": len(traces)}}
+    results = {"tracekit": "0.1.0", "traces": traces}  # the report adds the summary analyze computes
     cases = {
         "B2-PC-02": {"id": "B2-PC-02", "dimension": "B2", "category": "PC", "title": "二手房查询：城市编号来自上一步",
                      "seed": {"file": "000_649a87b897009fb0.txt", "section": "参数构造准确率", "number": 2},

@@ -194,7 +194,7 @@ def test_baseline_regressions_lead_the_index(report_inputs: dict[str, Any], tmp_
 
 def test_missing_trace_file_still_gets_a_page(report_inputs: dict[str, Any], tmp_path: Path) -> None:
     results = copy.deepcopy(report_inputs["results"])
-    results["traces"][0]["source"] = str(tmp_path / "gone.jsonl")
+    results["traces"][0].update(source=str(tmp_path / "gone.jsonl"), trace_file=None)
     write_reports(results, html_dir=tmp_path / "html")
     text = "".join(_parse(tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").text)
     assert "The trace file could not be read" in text
@@ -245,7 +245,7 @@ def test_images_inline_only_as_data(tmp_path: Path) -> None:
             {"type": "image", "source": {"type": "base64", "media_type": "text/html", "data": "PHNjcmlwdD4="}},
         ]),
     ])
-    results = {"tracekit": "0", "traces": [analyze_trace(load_trace(path))]}
+    results = {"tracekit": "0", "traces": [analyze_trace(load_trace(path)).to_plain()]}
     write_reports(results, html_dir=tmp_path / "html")
     page = _parse(tmp_path / "html" / "traces" / "img.html")
     sources = [attrs.get("src") for tag, attrs in page.tags if tag == "img"]

@@ -7,6 +7,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from report_support import complete
+
 from tracekit.report import render_junit, runs_from_results
 
 # The constraints of the JUnit schema Jenkins' xunit plugin validates against (junit-10.xsd, MIT,
@@ -50,7 +52,7 @@ def _validate(element: ET.Element) -> None:
 
 
 def test_junit_parses_and_follows_the_schema(report_inputs: dict[str, Any]) -> None:
-    xml = render_junit(runs_from_results(report_inputs["results"]))
+    xml = render_junit(runs_from_results(complete(report_inputs["results"])))
     assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>')
     root = ET.fromstring(xml.encode("utf-8"))
     assert root.tag == "testsuites"
@@ -58,7 +60,7 @@ def test_junit_parses_and_follows_the_schema(report_inputs: dict[str, Any]) -> N
 
 
 def test_one_testcase_per_case_group_repeat(report_inputs: dict[str, Any]) -> None:
-    root = ET.fromstring(render_junit(runs_from_results(report_inputs["results"])).encode())
+    root = ET.fromstring(render_junit(runs_from_results(complete(report_inputs["results"]))).encode())
     cases = root.findall(".//testcase")
     names = sorted(case.get("name") or "" for case in cases)
     assert names == ["B2-PC-02[A]#0", "B2-PC-02[A]#1", "B2-PC-02[B]#0", "B2-PC-02[B]#1",
@@ -75,7 +77,8 @@ def test_one_testcase_per_case_group_repeat(report_inputs: dict[str, Any]) -> No
 
 
 def test_fail_on_acceptable_fails_acceptable_verdicts(report_inputs: dict[str, Any]) -> None:
-    root = ET.fromstring(render_junit(runs_from_results(report_inputs["results"]), fail_on="acceptable").encode())
+    runs = runs_from_results(complete(report_inputs["results"]))
+    root = ET.fromstring(render_junit(runs, fail_on="acceptable").encode())
     assert root.get("failures") == "2"
     acceptable = next(case for case in root.iter("testcase") if case.get("name") == "C4-LD-01[A]#0")
     assert acceptable.find("failure") is not None
@@ -84,7 +87,7 @@ def test_fail_on_acceptable_fails_acceptable_verdicts(report_inputs: dict[str, A
 def test_control_characters_do_not_break_the_xml(report_inputs: dict[str, Any]) -> None:
     results = copy.deepcopy(report_inputs["results"])
     results["traces"][1]["verdict"]["checks"][1]["evidence"] = "bell \x07 and nul \x00 and 中文"
-    xml = render_junit(runs_from_results(results))
+    xml = render_junit(runs_from_results(complete(results)))
     root = ET.fromstring(xml.encode())
     _validate(root)
     assert "中文" in xml

@@ -6,6 +6,8 @@ import copy
 import re
 from typing import Any
 
+from report_support import complete
+
 from tracekit.report import render_markdown, runs_from_results
 from tracekit.report.compare import compare_groups, diff_baseline
 from tracekit.report.markdown import MAX_LINES
@@ -28,11 +30,12 @@ def _big_results(report_inputs: dict[str, Any], count: int, result: str) -> dict
 
 
 def test_markdown_stays_short_for_a_large_run(report_inputs: dict[str, Any]) -> None:
-    results = _big_results(report_inputs, 300, "fail")
+    results = complete(_big_results(report_inputs, 300, "fail"))
     runs = runs_from_results(results)
-    baseline = runs_from_results(_big_results(report_inputs, 300, "pass"))
-    text = render_markdown(runs, comparison=compare_groups(runs), baseline=diff_baseline(runs, baseline),
-                           pass_k=pass_hat_k(runs), html_index="reports/html/index.html")
+    baseline = runs_from_results(complete(_big_results(report_inputs, 300, "pass")))
+    text = render_markdown(runs, results.summary, comparison=compare_groups(results.summary, runs),
+                           baseline=diff_baseline(runs, baseline), pass_k=pass_hat_k(results.summary),
+                           html_index="reports/html/index.html")
     lines = text.splitlines()
     assert len(lines) <= MAX_LINES
     assert "**Against the baseline:** 300 regressions" in text
@@ -45,9 +48,10 @@ def test_markdown_stays_short_for_a_large_run(report_inputs: dict[str, Any]) -> 
 
 def test_markdown_escapes_trace_content(report_inputs: dict[str, Any]) -> None:
     results = copy.deepcopy(report_inputs["results"])
-    results["traces"][1]["verdict"]["checks"][1]["name"] = "<img src=x onerror=alert(1)> [x](javascript:alert(2))"
+    results["traces"][1]["verdict"]["checks"][1]["check"] = "<img src=x onerror=alert(1)> [x](javascript:alert(2))"
     results["traces"][1]["case_id"] = "B2-PC-02`<b>"
-    text = render_markdown(runs_from_results(results))
+    document = complete(results)
+    text = render_markdown(runs_from_results(document), document.summary)
     outside_code = re.sub(r"`[^`\n]*`", "", text)
     assert "<" not in outside_code and "](" not in outside_code
     assert "`<img src=x onerror=alert(1)> [x](javascript:alert(2))`" in text  # a code span: shown, not rendered
@@ -55,11 +59,13 @@ def test_markdown_escapes_trace_content(report_inputs: dict[str, Any]) -> None:
 
 
 def test_markdown_of_the_fixture(report_inputs: dict[str, Any]) -> None:
-    runs = runs_from_results(report_inputs["results"])
-    text = render_markdown(runs, comparison=compare_groups(runs), pass_k=pass_hat_k(runs))
+    results = complete(report_inputs["results"])
+    runs = runs_from_results(results)
+    text = render_markdown(runs, results.summary, comparison=compare_groups(results.summary, runs),
+                           pass_k=pass_hat_k(results.summary))
     assert "### tracekit: 7 traces, 6 verdicts" in text
     assert "✅ pass **3** · 🟡 acceptable **1** · ❌ fail **1** · ⏳ pending **1** · pass rate 60%" in text
     assert "| B2 | 3 | 0 | 1 | 0 | 75% |" in text
     assert "- `B2-PC-02 A#1` fail: `数据流 city_id`" in text
-    acceptable = render_markdown(runs, fail_on="acceptable")
+    acceptable = render_markdown(runs, results.summary, fail_on="acceptable")
     assert "**Failing (2):**" in acceptable

@@ -1,31 +1,32 @@
-"""Counting for the index: tallies, pass^k, group A vs B, baseline diff, and the tolerant results reader."""
+"""What the index shows: tallies, pass^k, group A vs B and the baseline diff, all read from the summary analyze
+computes (``tracekit.analyze.summary``), and the results model refusing what is not a results JSON."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
+from report_support import complete, entry, judged_check, verdict
 
+from tracekit.analyze.results_model import parse_results
+from tracekit.errors import ResultsError
 from tracekit.report import runs_from_results
 from tracekit.report.compare import compare_groups, diff_baseline
 from tracekit.report.summary import findings_by_kind, pass_hat_k, tally_by_dimension, tally_by_run
 
 
-def _entry(case_id: str | None, group: str | None, repeat: int | None, result: str | None, **extra: Any) -> dict:
-    entry: dict[str, Any] = {
-        "trace_id": f"{case_id}-{group}-{repeat}", "case_id": case_id, "group": group, "repeat": repeat,
-        "stats": {"tool_calls": 2, "input_tokens": 100, "output_tokens": 10},
-        "tool_calls": [], "findings": [], "verdict": None if result is None else {"result": result, "checks": []},
-    }
-    entry.update(extra)
-    return entry
+def _runs(traces: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
+    results = complete(traces)
+    return results.summary, runs_from_results(results)
 
 
 def test_pass_hat_k_is_the_unbiased_estimate() -> None:
-    traces = [_entry("B2-PC-01", "A", n, r) for n, r in enumerate(["pass", "pass", "fail"])]
-    traces += [_entry("B2-PC-02", "A", n, "pass") for n in range(3)]
-    traces += [_entry("B2-PC-02", "A", 9, "pending")]  # pending repeats are not judged
-    rows = pass_hat_k(runs_from_results({"traces": traces}))
+    traces = [entry("B2-PC-01", "A", n, r) for n, r in enumerate(["pass", "pass", "fail"])]
+    traces += [entry("B2-PC-02", "A", n, "pass") for n in range(3)]
+    traces += [entry("B2-PC-02", "A", 9, "pending")]  # pending repeats are not judged
+    summary, _ = _runs(traces)
+    rows = pass_hat_k(summary)
     assert [row.k for row in rows] == [1, 2, 3]
     assert rows[0].overall == pytest.approx((2 / 3 + 1) / 2)
     assert rows[1].overall == pytest.approx((1 / 3 + 1) / 2)  # C(2,2)/C(3,2) = 1/3
@@ -35,70 +36,90 @@ def test_pass_hat_k_is_the_unbiased_estimate() -> None:
 
 
 def test_tally_by_dimension_and_category() -> None:
-    traces = [_entry("B2-PC-01", "A", 0, "pass"), _entry("B2-TC-01", "A", 0, "fail"),
-              _entry("TT-03", None, None, "acceptable"), _entry(None, None, None, None)]
-    rows = tally_by_dimension(runs_from_results({"traces": traces}))
+    traces = [entry("B2-PC-01", "A", 0, "pass"), entry("B2-TC-01", "A", 0, "fail"),
+              entry("TT-03", None, None, "acceptable"), entry(None, None, None, None)]
+    summary, _ = _runs(traces)
+    rows = tally_by_dimension(summary)
     assert [row.tally.label for row in rows] == ["B2", "TT"]
-    assert [c.label for c in rows[0].categories] == ["PC", "TC"]
+    assert [c.label for c in rows[0].categories] == ["PC", "TC"] and [c.label for c in rows[1].categories] == ["TT"]
     assert rows[0].tally.counts == {"pass": 1, "acceptable": 0, "fail": 1, "pending": 0}
     assert rows[0].tally.pass_rate == 0.5
 
 
 def test_group_comparison_on_shared_cases() -> None:
     traces = [
-        _entry("B2-PC-01", "A", 0, "fail"), _entry("B2-PC-01", "B", 0, "pass"),
-        _entry("B2-PC-02", "A", 0, "pass"), _entry("B2-PC-02", "B", 0, "acceptable"),
-        _entry("B2-PC-03", "A", 0, "pass"), _entry("B2-PC-03", "B", 0, "pass"),
-        _entry("B2-PC-04", "A", 0, "pass"),  # only in A: not compared
+        entry("B2-PC-01", "A", 0, "fail"), entry("B2-PC-01", "B", 0, "pass"),
+        entry("B2-PC-02", "A", 0, "pass"), entry("B2-PC-02", "B", 0, "acceptable"),
+        entry("B2-PC-03", "A", 0, "pass"), entry("B2-PC-03", "B", 0, "pass"),
+        entry("B2-PC-04", "A", 0, "acceptable"), entry("B2-PC-04", "B", 0, "fail"),
+        entry("B2-PC-05", "A", 0, "pass"),  # only in A: not compared
     ]
-    comparison = compare_groups(runs_from_results({"traces": traces}))
+    summary, runs = _runs(traces)
+    comparison = compare_groups(summary, runs)
     assert comparison is not None
-    assert (comparison.a_name, comparison.b_name, comparison.shared_cases) == ("A", "B", 3)
-    assert comparison.overall.pass_rate_delta == pytest.approx(0.0)  # 2/3 pass each
+    assert (comparison.a_name, comparison.b_name, comparison.shared_cases) == ("A", "B", 4)
+    assert comparison.overall.pass_rate_delta == pytest.approx(0.0)  # 2/4 pass each
+    # Only pass counts: acceptable -> fail is no change, pass -> acceptable is worse (the rule the JSON uses).
     assert [(c.case_id, c.better) for c in comparison.changed] == [("B2-PC-02", False), ("B2-PC-01", True)]
-    assert compare_groups(runs_from_results({"traces": traces[:1]})) is None
+    assert {key: case.better for key, case in summary.ab.per_case.items()} == {
+        "B2-PC-01": "B", "B2-PC-02": "A", "B2-PC-03": "tie", "B2-PC-04": "tie"}
+    assert [row.label for row in comparison.dimensions] == ["B2"]
+    assert compare_groups(*_runs(traces[:1])) is None
 
 
 def test_baseline_diff_matches_case_group_repeat() -> None:
-    before = [_entry("B2-PC-01", "A", 0, "pass"), _entry("B2-PC-02", "A", 0, "fail"),
-              _entry("B2-PC-03", "A", 0, "pass"), _entry("B2-PC-09", "A", 0, "pass")]
-    now = [_entry("B2-PC-01", "A", 0, "fail"), _entry("B2-PC-02", "A", 0, "pass"),
-           _entry("B2-PC-03", "A", 0, "pending"), _entry("B2-PC-05", "A", 0, "pass")]
-    diff = diff_baseline(runs_from_results({"traces": now}), runs_from_results({"traces": before}))
+    before = [entry("B2-PC-01", "A", 0, "pass"), entry("B2-PC-02", "A", 0, "fail"),
+              entry("B2-PC-03", "A", 0, "pass"), entry("B2-PC-09", "A", 0, "pass")]
+    now = [entry("B2-PC-01", "A", 0, "fail"), entry("B2-PC-02", "A", 0, "pass"),
+           entry("B2-PC-03", "A", 0, "pending"), entry("B2-PC-05", "A", 0, "pass")]
+    diff = diff_baseline(_runs(now)[1], _runs(before)[1])
     assert [c.run.case_id for c in diff.regressions] == ["B2-PC-01"]
     assert [c.run.case_id for c in diff.improvements] == ["B2-PC-02"]
     assert [r.case_id for r in diff.new] == ["B2-PC-05"] and [r.case_id for r in diff.missing] == ["B2-PC-09"]
     assert diff.unchanged == 1  # pending is not a verdict change
 
 
-def test_reader_tolerates_other_shapes() -> None:
-    entry = _entry("Q1-TF-02", "B", 1, None, verdict={
-        "result": "fail",
-        "checks": [{"check": "answer faithful", "passed": False, "message": "claims 3 results"},
-                   {"id": "no_tool", "status": "pass"}, "not a check"],
-        "judge": {"verdict": "fail", "rationale": "编造了数据", "quotes": [{"text": "共有 3 家酒店"}]},
-        "failure_mode": {"kind": "hallucination"},
-    }, findings=[{"kind": "retry_storm", "calls": [1, "x", True]}], meta=None)
-    (run,) = runs_from_results({"traces": [entry, "junk"]})
+def test_a_run_shows_the_checks_and_judge_of_its_verdict() -> None:
+    checks = [{"check": "answer faithful", "result": "fail", "evidence": "claims 3 results", "expected": {"n": 0}},
+              {"check": "no_tool", "result": "pass", "evidence": ""}]
+    judged = [judged_check("fail", ["编造了数据"], ["共有 3 家酒店"])]
+    item = entry("Q1-TF-02", "B", 1, None, verdict=verdict("Q1-TF-02", "fail", checks, judged, "fabrication"),
+                 findings=[{"kind": "retry_storm", "severity": "warning", "calls": [1], "message": "x"}])
+    (run,) = runs_from_results(complete([item]))
     assert (run.dimension, run.category, run.result) == ("Q1", "TF", "fail")
-    assert [(c.name, c.result, c.evidence) for c in run.checks] == [
-        ("answer faithful", "fail", "claims 3 results"), ("no_tool", "pass", "")]
+    assert [(c.name, c.result, c.evidence, c.expected, c.judged) for c in run.checks] == [
+        ("answer faithful", "fail", "claims 3 results", '{"n":0}', False), ("no_tool", "pass", "", "", False),
+        ("judge", "fail", "编造了数据", "", True)]
     assert run.judgement is not None and run.judgement.quotes == ["共有 3 家酒店"]
     assert run.judgement.reasoning == "编造了数据" and run.judgement.result == "fail"
-    assert run.failure_modes == ["hallucination"]
-    assert run.findings[0].calls == [1] and run.findings[0].severity == "warning"
-    assert run.label == "Q1-TF-02 B#1"
+    assert run.failure_modes == ["fabrication"] and run.attribution["failure_kind"] == "fabrication"
+    assert run.findings[0].calls == [1] and run.label == "Q1-TF-02 B#1"
+
+
+def test_what_is_not_a_results_json_is_refused_with_the_field() -> None:
+    with pytest.raises(ResultsError, match="not JSON"):
+        parse_results(b"{", "r.json")
+    with pytest.raises(ResultsError, match="not a tracekit analyze JSON"):
+        parse_results(b'{"summary": {}}', "r.json")
+    bad = complete([entry("B2-PC-01", "A", 0, "pass")]).to_plain()
+    bad["traces"][0]["verdict"]["result"] = "great"
+    with pytest.raises(ResultsError, match=r"r.json: traces.0.verdict.result"):
+        parse_results(orjson.dumps(bad), "r.json")
 
 
 def test_findings_by_kind_counts_and_orders() -> None:
     traces = [
-        _entry("B2-PC-01", "A", 0, "pass", findings=[{"kind": "repeated_call", "severity": "warning", "calls": [1]},
-                                                      {"kind": "repeated_call", "severity": "error", "calls": [2]}]),
-        _entry("B2-PC-02", "A", 0, "pass", findings=[{"kind": "unused_output", "severity": "info", "calls": [0]}]),
-        _entry("B2-PC-03", "A", 0, "pass", findings=[{"kind": "unused_output", "severity": "info", "calls": [0]}]),
-        _entry("B2-PC-04", "A", 0, "pass", findings=[{"kind": "alternating_loop", "calls": [0]}]),
+        entry("B2-PC-01", "A", 0, "pass", findings=[
+            {"kind": "repeated_call", "severity": "warning", "calls": [1], "message": ""},
+            {"kind": "repeated_call", "severity": "error", "calls": [2], "message": ""}]),
+        entry("B2-PC-02", "A", 0, "pass", findings=[{"kind": "unused_output", "severity": "info", "calls": [0],
+                                                     "message": ""}]),
+        entry("B2-PC-03", "A", 0, "pass", findings=[{"kind": "unused_output", "severity": "info", "calls": [0],
+                                                     "message": ""}]),
+        entry("B2-PC-04", "A", 0, "pass", findings=[{"kind": "alternating_loop", "severity": "warning",
+                                                     "calls": [0], "message": ""}]),
     ]
-    groups = findings_by_kind(runs_from_results({"traces": traces}))
+    groups = findings_by_kind(_runs(traces)[1])
     assert [(g.kind, g.count, len(g.runs), g.severity) for g in groups] == [
         ("repeated_call", 2, 1, "error"), ("unused_output", 2, 2, "info"), ("alternating_loop", 1, 1, "warning")]
 
@@ -111,27 +132,27 @@ def _two_runs() -> list[dict[str, Any]]:
                          "run:scripted:flawed": ("fail", "fail", "pass")}.items():
         jobs = [("B2-PC-01", "A"), ("B2-PC-01", "B"), ("B2-PC-02", "A")]
         for (case_id, group), result in zip(jobs, results, strict=True):
-            traces.append(_entry(case_id, group, 0, result, run=run, trace_id=f"{case_id}-{group}@{run}"))
-    traces.append(_entry("B2-PC-01", "A", 1, "pass", run="run:scripted:reference", trace_id="B2-PC-01-A-1@ref"))
+            traces.append(entry(case_id, group, 0, result, run=run, trace_id=f"{case_id}-{group}@{run}"))
+    traces.append(entry("B2-PC-01", "A", 1, "pass", run="run:scripted:reference", trace_id="B2-PC-01-A-1@ref"))
     return traces
 
 
 def test_runs_are_never_repeats_of_each_other() -> None:
-    runs = runs_from_results({"traces": _two_runs()})
-    rows = pass_hat_k(runs)
+    summary, runs = _runs(_two_runs())
+    rows = pass_hat_k(summary)
     # Pooled, B2-PC-01 A would be 3 repeats (pass, fail, pass) and pass^2 1/3; per run it is 1 and (flawed) n/a.
     assert [row.k for row in rows] == [1, 2]
     assert rows[1].overall == 1.0 and rows[1].tasks == 1
     assert rows[0].by_run == {"scripted:flawed": pytest.approx(1 / 3), "scripted:reference": 1.0}
-    rows_by_run = {row.name: row for row in tally_by_run(runs, rows)}
+    rows_by_run = {row.name: row for row in tally_by_run(summary, rows)}
     assert rows_by_run["scripted:flawed"].tally.counts == {"pass": 1, "acceptable": 0, "fail": 2, "pending": 0}
     assert rows_by_run["scripted:reference"].pass_k == {1: 1.0, 2: 1.0}
     assert runs[0].label == "B2-PC-01 A#0 · scripted:reference"
-    assert tally_by_run(runs_from_results({"traces": _two_runs()[:3]}), rows) == []  # one run: no rows
+    assert tally_by_run(_runs(_two_runs()[:3])[0], rows) == []  # one run: no rows
 
 
 def test_groups_are_compared_within_a_run() -> None:
-    comparison = compare_groups(runs_from_results({"traces": _two_runs()}))
+    comparison = compare_groups(*_runs(_two_runs()))
     assert comparison is not None and comparison.shared_cases == 2  # B2-PC-01 in each run
     assert comparison.changed == []  # reference A pass / B pass; flawed A fail / B fail: no change in a run
     assert [(row.label, row.a.tally.counts["pass"], row.b.tally.counts["pass"]) for row in comparison.runs] == [
@@ -139,11 +160,11 @@ def test_groups_are_compared_within_a_run() -> None:
 
 
 def test_baseline_matches_by_run_when_both_sides_name_runs() -> None:
-    now = runs_from_results({"traces": _two_runs()})
-    diff = diff_baseline(now, runs_from_results({"traces": _two_runs()}))
+    now = _runs(_two_runs())[1]
+    diff = diff_baseline(now, _runs(_two_runs())[1])
     assert (diff.regressions, diff.improvements, diff.unchanged) == ([], [], len(now))
-    legacy = [{**entry, "run": None} for entry in _two_runs() if "reference" in str(entry["run"])]
-    old = diff_baseline(now, runs_from_results({"traces": legacy}))  # results from before runs were named
+    legacy = [{**item, "run": None} for item in _two_runs() if "reference" in str(item["run"])]
+    old = diff_baseline(now, _runs(legacy)[1])  # results from before runs were named
     assert (old.unchanged, old.missing) == (4, [])  # matched by case, group and repeat alone
     assert {run.run_name for run in old.new} == {"run:scripted:flawed"}
 
@@ -151,9 +172,10 @@ def test_baseline_matches_by_run_when_both_sides_name_runs() -> None:
 def test_markdown_junit_and_index_show_the_runs(tmp_path: Any) -> None:
     from tracekit.report import render_junit, render_markdown, write_reports
 
-    results = {"tracekit": "0", "traces": _two_runs()}
+    results = complete(_two_runs())
     runs = runs_from_results(results)
-    markdown = render_markdown(runs, comparison=compare_groups(runs), pass_k=pass_hat_k(runs))
+    markdown = render_markdown(runs, results.summary, comparison=compare_groups(results.summary, runs),
+                               pass_k=pass_hat_k(results.summary))
     assert "| `scripted:flawed` | 1 | 0 | 2 | 0 | 33% | 33% |" in markdown
     assert "- `scripted:reference`: k=1 100% · k=2 100%" in markdown
     assert 'name="B2-PC-01[A]#0 @scripted:flawed"' in render_junit(runs)

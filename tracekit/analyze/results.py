@@ -1,14 +1,13 @@
-"""The analyze JSON (DESIGN.md "Contracts"): one entry per trace, plus problems and a summary.
+"""Analyzing trace files into the analyze JSON (``results_model.Results``): the one door every verdict goes through.
+
+``tracekit analyze``, ``tracekit run``'s summary and the pytest plugin all call ``iter_outcomes`` /
+``write_results`` / ``build_results`` with the same ``AnalyzeSettings``, so the same traces get the same
+verdicts whichever way they are analyzed.
 
 Traces are analyzed one at a time and each entry is written out as soon as it is ready, so memory stays
-flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in parallel and the
-entries still come out in input order. The document::
-
-    {"tracekit": "<version>",
-     "traces": [{"trace_id", "session", "source", "meta", "case_id", "run", "group", "repeat", "stats",
-                 "tool_calls", "findings", "verdict", "problems"}, ...],
-     "problems": ["file:line: what", ...],
-     "summary": {...}}
+flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in parallel and the entries
+still come out in input order. A file that cannot be analyzed (unreadable, not a trace, a crash in one of
+its records) is reported in its ``FileOutcome`` with its name and never stops the others.
 
 The judge's own kept exchanges (trace files whose header says ``source: "judge"``, e.g. under
 ``recordings/judge/``) are not agent sessions: found in a folder they are left out of ``traces[]`` and
@@ -26,7 +25,11 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from tracekit import __version__
-from tracekit.analyze.summary import Summary, digest
+from tracekit.analyze.judge_store import JUDGE_SOURCE, JudgeProvider
+from tracekit.analyze.results_model import Results, TraceResult
+from tracekit.analyze.sources import SourceNames, trace_paths
+from tracekit.analyze.summary import Digest, Summary, digest
+from tracekit.analyze.summary_model import ResultsSummary
 from tracekit.errors import TracekitError
 from tracekit.trace import Trace, load_trace
 
@@ -34,10 +37,20 @@ if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
     from tracekit.cases.loader import CaseLibrary
 
-_JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
-#: ``Header.source`` of the judge's kept exchanges (``tracekit.judge.transport.JUDGE_SOURCE``, without
-#: importing the judge for every analysis).
-JUDGE_SOURCE = "judge"
+__all__ = [
+    "JUDGE_SOURCE",
+    "AnalyzeSettings",
+    "FileOutcome",
+    "RunOutcome",
+    "analyze_file",
+    "analyze_trace",
+    "build_results",
+    "iter_outcomes",
+    "load_library",
+    "run_name",
+    "trace_paths",
+    "write_results",
+]
 
 
 @dataclass(frozen=True)
@@ -50,33 +63,52 @@ class AnalyzeSettings:
     """Bind every trace to this case (``--case``) instead of the header's ``case_id``."""
     detector_options: dict[str, dict[str, Any]] | None = None
     """Resolved detector options ({kind: {key: value}}); None: the defaults."""
-    judge: Any = None
-    """A ``tracekit.judge.JudgeConfig`` for cases scored by the judge; None: their verdicts stay pending."""
+    judge: JudgeProvider | None = None
+    """Makes the judge hook for cases scored by the judge (``judge_store.JudgeProvider``); None: their
+    verdicts stay pending."""
     named_files: frozenset[str] = frozenset()
     """Files named one by one (not found in a folder): analyzed even when they are judge exchanges."""
+    sources: SourceNames = field(default_factory=SourceNames)
+    """How ``source`` and ``trace_file`` name each file (the PATH arguments and the results file's folder)."""
+    keep_results: bool = False
+    """Keep each entry as a model in its outcome (for reports handed the results in memory)."""
 
 
 @dataclass
 class FileOutcome:
-    """One analyzed file: its entry (redacted JSON bytes), summary digest and problems; or why it was
-    unreadable."""
+    """One analyzed file: its entry (redacted JSON bytes), summary digest and problems; or why it could not be
+    analyzed."""
 
     path: str | Path
     entry: bytes | None = None
-    small: dict[str, Any] | None = None
+    small: Digest | None = None
     problems: list[str] = field(default_factory=list)
     error: str | None = None
+    """Why the file could not be analyzed, starting with its name."""
     skipped: str | None = None
     """Why the file was left out of ``traces[]`` (a kept judge exchange), when it was."""
+    result: TraceResult | None = None
+    """The entry as a model (with ``AnalyzeSettings.keep_results``)."""
 
 
 @dataclass
 class RunOutcome:
     """What a whole run produced: the summary, and what the exit status depends on."""
 
-    summary: dict[str, Any]
+    summary: ResultsSummary
     results: dict[str, int]
+    """Verdict counts by result."""
     unreadable_files: int
+    problems: list[str] = field(default_factory=list)
+    """Every problem, as listed in the JSON."""
+    traces: list[TraceResult] | None = None
+    """Every entry as a model (with ``AnalyzeSettings.keep_results``)."""
+
+    def document(self) -> Results:
+        """The whole results document in memory (needs ``keep_results``)."""
+        if self.traces is None:
+            raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
+        return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -84,45 +116,14 @@ _LIBRARIES: dict[str, CaseLibrary] = {}
 _OPTIONS: dict[str, dict[str, Any]] | None = None
 
 
-def trace_paths(paths: Iterable[str | Path]) -> list[str]:
-    """The trace files of files and folders (recursively), in the order of ``tracekit.trace.trace_files``,
-    as strings: a large corpus costs a tenth of the memory of ``Path`` objects. Raises
-    ``TraceFormatError`` for a path that does not exist."""
-    from tracekit.errors import TraceFormatError
-    from tracekit.trace.io import TRACE_SUFFIX
-
-    found: list[str] = []
-    for item in paths:
-        text = os.fspath(item)
-        if os.path.isdir(text):
-            _walk_sorted(text, TRACE_SUFFIX, found)
-        elif os.path.isfile(text):
-            found.append(text)
-        else:
-            raise TraceFormatError(f"{Path(text)}: no such file or folder")
-    return found
-
-
-def _walk_sorted(folder: str, suffix: str, found: list[str]) -> None:
-    """Depth first, names sorted in each folder: the component-by-component order of sorted Paths,
-    without holding more than one folder's names at a time."""
-    with os.scandir(folder) as entries:
-        listed = sorted((entry.name, entry.is_dir(), entry.is_file()) for entry in entries)
-    for name, is_dir, is_file in listed:
-        path = os.path.join(folder, name)
-        if is_dir:
-            _walk_sorted(path, suffix, found)
-        elif is_file and name.endswith(suffix):
-            found.append(path)
-
-
-def load_library(cases_dir: str) -> CaseLibrary:
-    """The case library of a directory, loaded once per process."""
-    library = _LIBRARIES.get(cases_dir)
+def load_library(cases_dir: str | Path) -> CaseLibrary:
+    """The case library of a directory, loaded once per process (the reports show the same cases)."""
+    key = os.fspath(cases_dir)
+    library = _LIBRARIES.get(key)
     if library is None:
         from tracekit.cases.loader import load_cases
 
-        library = _LIBRARIES[cases_dir] = load_cases(cases_dir)
+        library = _LIBRARIES[key] = load_cases(key)
     return library
 
 
@@ -133,8 +134,8 @@ def run_name(source: str | None, model: str | None) -> str | None:
     the same task with different ``repeat`` are its repeats; two runs of the library (two models, or a
     reference and a flawed policy) are never mixed.
 
-    >>> run_name("run:scripted:reference", "scripted:reference"), run_name("run:reference-agent", "claude-x")
-    ('run:scripted:reference', 'run:reference-agent/claude-x')
+    >>> run_name("run:policy-x", "policy-x"), run_name("run:reference-agent", "model-x")
+    ('run:policy-x', 'run:reference-agent/model-x')
     >>> run_name("proxy", None), run_name(None, "gpt-x"), run_name(None, None)
     ('proxy', 'gpt-x', None)
     """
@@ -149,15 +150,15 @@ def analyze_trace(
     *,
     library: CaseLibrary | None = None,
     judge: JudgeHook | None = None,
-) -> dict[str, Any]:
+) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
-    from tracekit.analyze.binding import CaseRun, bind_case, history_length
+    from tracekit.analyze.binding import CaseRun, bind_case, bind_history
     from tracekit.analyze.detectors import DetectorContext, Finding, run_detectors
     from tracekit.analyze.graph import trace_graph
 
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
-        judge = _judge_hook(settings.judge)
+        judge = settings.judge()
     if library is None and settings.cases_dir is not None:
         library = load_library(settings.cases_dir)
     header = trace.header
@@ -167,7 +168,10 @@ def analyze_trace(
         case, problem = bind_case(trace, library.cases, settings.case_id)
         if problem is not None:
             problems.append(problem)
-    history = history_length(case) if case is not None else 0
+    binding = bind_history(trace, case) if case is not None else None
+    if binding is not None and binding.problem is not None:
+        problems.append(binding.problem)
+    history = binding.messages if binding is not None else 0
     graph = trace_graph(trace, history)
     catalog = library.catalog if library is not None else None
     context = DetectorContext(graph, trace, catalog, case, history)
@@ -176,7 +180,7 @@ def analyze_trace(
     if case is not None:
         from tracekit.analyze.verdict import build_verdict
 
-        run = CaseRun(trace, case, graph, history, catalog)
+        run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)
         verdict = build_verdict(run, findings, judge)
         if verdict["scores"]["tool_use"]["over_tooling"]:
             findings.append(
@@ -189,10 +193,11 @@ def analyze_trace(
                 )
             )
     stats = trace.stats()
-    return {
+    path = os.fspath(trace.path) if trace.path is not None else None
+    return TraceResult.model_validate({
         "trace_id": header.trace_id,
         "session": header.session,
-        "source": str(trace.path) if trace.path is not None else None,
+        "source": settings.sources.source(path) if path is not None else None,
         "meta": header.meta,
         "case_id": case.id if case is not None else header.case_id,
         "run": run_name(header.source, header.model),
@@ -212,24 +217,35 @@ def analyze_trace(
         "findings": [finding.to_dict() for finding in findings],
         "verdict": verdict,
         "problems": problems,
-    }
+        "trace_file": settings.sources.trace_file(path) if path is not None else None,
+    })  # fmt: skip
 
 
 def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
-    """Load and analyze one trace file; an unreadable file is reported in the outcome, not raised, and a kept
-    judge exchange found in a folder is skipped (``FileOutcome.skipped``)."""
+    """Load and analyze one trace file. A file that cannot be analyzed is reported in the outcome, never
+    raised: an unreadable or malformed file, one that is not a trace, a record that breaks the analysis (too
+    deeply nested, a wrong type). A kept judge exchange found in a folder is skipped (``FileOutcome.skipped``)."""
     try:
         trace = load_trace(path, fast=True)
-    except (TracekitError, OSError) as exc:
-        return FileOutcome(path, error=str(exc) if isinstance(exc, TracekitError) else f"{path}: {exc}")
+    except TracekitError as exc:
+        return FileOutcome(path, error=_named(path, str(exc)))
+    except OSError as exc:
+        return FileOutcome(path, error=f"{path}: cannot read ({exc.strerror or exc})")
+    except Exception as exc:  # a reader bug must not stop the other files: say which file and what
+        return FileOutcome(path, error=f"{path}: cannot be read as a trace ({_describe(exc)})")
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
         return FileOutcome(path, skipped="judge exchange")
     from tracekit.redact import default_redactor
 
-    entry = analyze_trace(trace, settings)
-    # Redacted here, in the worker, so that the cost is shared out under --jobs.
-    data = default_redactor().redact_bytes(orjson.dumps(entry, option=_JSON_OPTIONS))
-    return FileOutcome(path, data, digest(entry), entry["problems"])
+    try:
+        entry = analyze_trace(trace, settings)
+        # Redacted here, in the worker, so that the cost is shared out under --jobs.
+        data = default_redactor().redact_bytes(entry.to_json_bytes())
+    except TracekitError as exc:
+        return FileOutcome(path, error=_named(path, str(exc)))
+    except Exception as exc:  # one malformed trace never stops the folder: report it with its name
+        return FileOutcome(path, error=f"{path}: cannot be analyzed ({_describe(exc)}); the other files were")
+    return FileOutcome(path, data, digest(entry), entry.problems, result=entry if settings.keep_results else None)
 
 
 def iter_outcomes(
@@ -257,13 +273,15 @@ def write_results(
 ) -> RunOutcome:
     """Analyze ``files`` and stream the results document to ``out`` (when given), through the redactor.
 
-    Give the files as strings for a large corpus: a ``Path`` object costs several times its string."""
+    Give the files as strings for a large corpus: a ``Path`` object costs several times its string. With
+    ``settings.keep_results`` the outcome also holds every entry, for reports made in the same process."""
     from tracekit.redact import default_redactor
 
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
     problems: list[str] = []
+    kept: list[TraceResult] | None = [] if settings.keep_results else None
     first = True
     if out is not None:
         out.write(redact(b'{"tracekit":' + orjson.dumps(__version__) + b',"traces":['))
@@ -280,34 +298,36 @@ def write_results(
         assert outcome.small is not None and outcome.entry is not None
         summary.add(outcome.small)
         problems.extend(outcome.problems)
+        if kept is not None and outcome.result is not None:
+            kept.append(outcome.result)
         if out is not None:
             out.write((b"\n" if first else b",\n") + outcome.entry)
             first = False
-    summary_dict = summary.to_dict()
+    built = summary.build()
     if out is not None:
         tail = b'\n],"problems":' + orjson.dumps(problems) + b',"summary":'
-        out.write(redact(tail + orjson.dumps(summary_dict, option=_JSON_OPTIONS | orjson.OPT_INDENT_2) + b"}\n"))
-    return RunOutcome(summary_dict, dict(summary.verdicts), summary.unreadable_files)
+        out.write(redact(tail + built.to_json_bytes(indent=True) + b"}\n"))
+    return RunOutcome(built, dict(summary.verdicts), summary.unreadable_files, problems, kept)
 
 
-def build_results(
-    files: Iterable[Path], settings: AnalyzeSettings | None = None, *, jobs: int = 1
-) -> dict[str, Any]:
-    """The whole results document in memory (for small runs and tests; the CLI streams instead)."""
-    import io
+def build_results(files: Iterable[str | Path], settings: AnalyzeSettings | None = None, *, jobs: int = 1) -> Results:
+    """The whole results document in memory (for small runs, reports and tests; the CLI streams instead)."""
+    from dataclasses import replace
 
-    buffer = io.BytesIO()
-    write_results(list(files), buffer, settings, jobs=jobs)
-    document: dict[str, Any] = orjson.loads(buffer.getvalue())
-    return document
+    settings = replace(settings or AnalyzeSettings(), keep_results=True)
+    return write_results(list(files), None, settings, jobs=jobs).document()
 
 
-def _judge_hook(config: Any) -> JudgeHook:
-    """The judge's analysis hook for ``config`` (the judge keeps one CaseJudge per config and process)."""
-    from tracekit.judge import judge_hook
+def _named(path: str | Path, message: str) -> str:
+    """An error message that starts with the file's name (readers usually name it already)."""
+    text = os.fspath(path)
+    return message if message.startswith(text) or text in message else f"{text}: {message}"
 
-    hook: JudgeHook = judge_hook(config)
-    return hook
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "a value is nested too deeply to analyze"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _default_detector_options() -> dict[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -15,6 +15,7 @@ from tracekit.cli.common import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:
+    from tracekit.analyze.judge_store import JudgeProvider
     from tracekit.analyze.results import AnalyzeSettings, FileOutcome, RunOutcome
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
@@ -55,11 +56,12 @@ PROGRESS_FROM = 20
 @click.option(
     "--judge-store",
     type=click.Path(path_type=Path),
-    help="Kept judge verdicts for cases scored by the LLM judge (default: recordings/judge when it exists).",
+    help="Kept judge verdicts for cases scored by the LLM judge (default: the nearest judge/ folder in or above "
+    "the PATHs, e.g. recordings/judge).",
 )
 @click.option(
     "--judge-model",
-    help="Call this judge model for verdicts not kept yet ('scripted:judge': rule-based, in-process). "
+    help="Call this judge model for verdicts not kept yet (any model name a registered client serves). "
     "Without it, judged cases use kept verdicts only and are pending otherwise.",
 )
 @click.option(
@@ -90,30 +92,43 @@ def analyze(
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
 
     Prints a summary; the full results go to --json. Exit status: 0 when it ran (whatever the verdicts),
-    1 with --fail-on and a verdict at or below that level, 2 on bad usage or unreadable input (the other
-    files are still analyzed). Unreadable lines are reported on stderr and in the JSON, never fatal.
+    1 with --fail-on and a verdict at or below that level, 2 on bad usage or unreadable input (a file that
+    cannot be analyzed is named on stderr; the other files are still analyzed). Unreadable lines are
+    reported on stderr and in the JSON, never fatal.
 
-    Cases scored by the LLM judge use the verdicts kept in --judge-store (offline, by default from
-    recordings/judge); --judge-model M judges the others and keeps their verdicts. The judge's own kept
-    exchanges found in a folder are skipped (counted in the summary).
+    Results do not depend on the working directory: traces[].source is each file's path from the folder
+    holding the PATH that found it, and traces[].trace_file is where the report reads it, relative to the
+    results file. Cases scored by the LLM judge use the verdicts kept in --judge-store (offline; by default
+    the nearest judge/ folder in or above the PATHs, e.g. recordings/judge); --judge-model M judges the
+    others and keeps their verdicts. The judge's own kept exchanges found in a folder are skipped (counted
+    in the summary).
     """
-    settings, files = _prepare(paths, cases_dir, case_id, detector_options, config_path, detector_preset)
+    to_stdout = json_path is not None and str(json_path) == "-"
+    results_dir = json_path.parent if json_path is not None and not to_stdout else None
+    settings, files = _prepare(
+        paths, cases_dir, case_id, detector_options, config_path, results_dir, detector_preset=detector_preset
+    )
     if cases_dir is not None:
-        settings = replace(settings, judge=_judge_config(judge_store, judge_model, judge_offline))
+        judge, note = kept_judge(paths, judge_store, judge_model, judge_offline)
+        if note:
+            click.echo(note, err=True)
+        settings = replace(settings, judge=judge)
     show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
-    to_stdout = json_path is not None and str(json_path) == "-"
+    if reports:
+        if to_stdout:
+            raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
+        settings = replace(settings, keep_results=True)
     with contextlib.ExitStack() as stack:
-        out, results_path = _open_output(stack, json_path, reports)
+        out = _open_output(stack, json_path)
         outcome = _run(stack, files, settings, jobs, out, show_progress)
-        if out is not None and not to_stdout:
-            out.flush()
-        click.echo(_summary_line(outcome), err=to_stdout)
-        if json_path is None and not reports:
-            click.echo("Write the full results with --json FILE.", err=True)
-        if reports:
-            assert results_path is not None
-            _write_reports(results_path, html_dir, markdown_path, junit_path, cases_dir, fail_on or "fail")
+    click.echo(_summary_line(outcome), err=to_stdout)
+    if json_path is None and not reports:
+        click.echo("Write the full results with --json FILE.", err=True)
+    if reports:
+        where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
+        name = json_path.name if json_path is not None else "results.json"
+        _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, cases_dir, fail_on or "fail")
     sys.stdout.flush()
     if outcome.unreadable_files:
         sys.exit(EXIT_USAGE)
@@ -122,18 +137,45 @@ def analyze(
         sys.exit(EXIT_CHECK_FAILED)
 
 
-def _judge_config(store: Path | None, model: str | None, offline: bool = False) -> Any:
-    """The judge for cases scored by it: kept verdicts (offline) unless a model is named and calling out is
-    allowed; None when there is neither a store nor a model."""
-    default = Path("recordings/judge")
-    if model is None and store is None and not default.is_dir():
-        return None
-    from tracekit.judge import JudgeConfig, JudgeError
+def kept_judge(
+    paths: tuple[Path, ...] | list[Path],
+    store: Path | None = None,
+    model: str | None = None,
+    offline: bool = False,
+) -> tuple[JudgeProvider | None, str]:
+    """The judge every door of analysis uses (``tracekit analyze``, ``tracekit run``'s summary, the pytest
+    plugin): kept verdicts from ``store`` or, by default, from the nearest ``judge/`` folder in or above the
+    recordings (``tracekit.analyze.judge_store.find_judge_store``), calling ``model`` for the others unless
+    offline. Returns the provider (None: no judge, judged cases stay pending) and a note for stderr that says
+    where verdicts come from, or that there are none."""
+    from functools import partial
+
+    from tracekit.analyze.judge_store import find_judge_store
+
+    found = store or find_judge_store(paths)
+    if found is None and model is None:
+        return None, ("note: no kept judge verdicts (no judge/ folder in or above "
+                      f"{', '.join(map(str, paths))}): cases scored by the judge stay pending; "
+                      "give --judge-store DIR or --judge-model MODEL")  # fmt: skip
+    from tracekit.judge import JudgeConfig, JudgeError, judge_hook
 
     try:
-        return JudgeConfig(model=model, store=store or default, offline=offline or model is None)
+        config = JudgeConfig(model=model, store=found or _new_store(paths), offline=offline or model is None)
     except JudgeError as exc:
         raise InputError(f"--judge-model: {exc}") from exc
+    note = f"judge verdicts: kept in {config.store}"
+    if model is not None and not config.offline:
+        note += f", others from {model}"
+    elif not config.store.is_dir():
+        note = (f"note: no kept judge verdicts in {config.store} (no such folder): "
+                "cases scored by the judge stay pending")
+    return partial(judge_hook, config), note
+
+
+def _new_store(paths: tuple[Path, ...] | list[Path]) -> Path:
+    """Where a judge model's new verdicts are kept when no store exists yet: ``judge/`` in the first PATH."""
+    first = Path(paths[0]) if paths else Path()
+    return (first if first.is_dir() else first.parent) / "judge"
 
 
 def _prepare(
@@ -142,17 +184,19 @@ def _prepare(
     case_id: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
+    results_dir: Path | None,
     detector_preset: str | None = None,
 ) -> tuple[AnalyzeSettings, list[str]]:
     from tracekit.analyze.config import detector_options as resolve_detector_options
-    from tracekit.analyze.results import AnalyzeSettings, load_library, trace_paths
+    from tracekit.analyze.results import AnalyzeSettings, load_library
+    from tracekit.analyze.sources import SourceNames, trace_paths
     from tracekit.errors import TracekitError
 
     try:
         options = resolve_detector_options(config_path, detector_options, detector_preset)
         files = trace_paths(paths)
         if cases_dir is not None:
-            library = load_library(str(cases_dir))
+            library = load_library(os.path.abspath(cases_dir))
             if case_id is not None and case_id not in library.cases:
                 raise InputError(f"--case {case_id}: no such case in {cases_dir}")
         elif case_id is not None:
@@ -160,27 +204,20 @@ def _prepare(
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
     named = frozenset(os.fspath(path) for path in paths if not path.is_dir())
-    cases = str(cases_dir) if cases_dir is not None else None
-    return AnalyzeSettings(cases, case_id, options, named_files=named), files
+    cases = os.path.abspath(cases_dir) if cases_dir is not None else None
+    sources = SourceNames.of(paths, results_dir)
+    return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files
 
 
-def _open_output(
-    stack: contextlib.ExitStack, json_path: Path | None, reports: bool
-) -> tuple[IO[bytes] | None, Path | None]:
+def _open_output(stack: contextlib.ExitStack, json_path: Path | None) -> IO[bytes] | None:
+    """Where the JSON streams: stdout, or a temporary file renamed over ``json_path`` once it is whole."""
     if json_path is not None and str(json_path) == "-":
-        if reports:
-            raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
-        return sys.stdout.buffer, None
+        return sys.stdout.buffer
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        return stack.enter_context(open(json_path, "wb")), json_path
-    if reports:
-        import tempfile
+        from tracekit.output import atomic_output
 
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tracekit-analyze-")))
-        path = folder / "results.json"
-        return stack.enter_context(open(path, "wb")), path
-    return None, None
+        return stack.enter_context(atomic_output(json_path))
+    return None
 
 
 def _run(
@@ -211,32 +248,40 @@ def _run(
 def _summary_line(outcome: RunOutcome) -> str:
     summary = outcome.summary
     line = (
-        f"{summary['traces']} traces, {summary['tool_calls']} tool calls, {summary['tool_errors']} tool errors, "
-        f"{sum(summary['findings'].values())} findings"
+        f"{summary.traces} traces, {summary.tool_calls} tool calls, {summary.tool_errors} tool errors, "
+        f"{sum(summary.findings.values())} findings"
     )
-    if summary["bound_to_case"]:
-        counts = ", ".join(f"{count} {name}" for name, count in summary["verdicts"].items() if count)
+    if summary.bound_to_case:
+        counts = ", ".join(f"{outcome.results[name]} {name}" for name in ("pass", "acceptable", "fail", "pending")
+                           if outcome.results.get(name))  # fmt: skip
         line += f"; verdicts: {counts}"
-    if summary["unreadable_files"]:
-        line += f"; {summary['unreadable_files']} unreadable files"
-    if summary.get("skipped_judge_exchanges"):
-        line += f"; {summary['skipped_judge_exchanges']} judge exchanges skipped"
+    if summary.unreadable_files:
+        line += f"; {summary.unreadable_files} unreadable files"
+    if summary.skipped_judge_exchanges:
+        line += f"; {summary.skipped_judge_exchanges} judge exchanges skipped"
     return line
 
 
 def _write_reports(
-    results_path: Path,
+    outcome: RunOutcome,
+    results_dir: Path,
+    results_name: str,
     html_dir: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
     cases_dir: Path | None,
     fail_on: str,
 ) -> None:
+    """The reports, from the results in memory (no results file needed; ``trace_file`` is relative to
+    ``results_dir``)."""
+    from tracekit.analyze.results import load_library
     from tracekit.report import write_reports
 
-    outcome = write_reports(
-        results_path, html_dir, markdown_path, junit_path, cases=cases_dir, fail_on=fail_on, results_dir=Path.cwd()
-    )
-    for path in [outcome.index, outcome.markdown, outcome.junit]:
+    library = load_library(os.path.abspath(cases_dir)) if cases_dir is not None else None
+    written = write_reports(
+        outcome.document(), html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
+        results_dir=results_dir, results_name=results_name,
+    )  # fmt: skip
+    for path in [written.index, written.markdown, written.junit]:
         if path is not None:
             click.echo(f"wrote {path}", err=True)

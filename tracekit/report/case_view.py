@@ -1,8 +1,9 @@
 """What the case page shows of a case definition: the seed's expectation in its own words, and the
 machine checks derived from it.
 
-Cases come from a case library folder (``--cases DIR``), a loaded ``CaseLibrary``, a mapping of case
-ids to ``Case`` models or plain dicts, or the results JSON's optional ``cases`` object.
+Cases come from a case library folder (``--cases DIR``, loaded by the loader analysis uses, so the pages show
+the cases the verdicts were made against), a loaded ``CaseLibrary``, or a mapping of case ids to ``Case``
+models or plain dicts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from tracekit.report.env import pretty_json
-from tracekit.report.runs import as_mapping
 
 #: What ``write_reports(cases=...)`` accepts.
 CaseSource = str | Path | Mapping[str, Any] | Any | None
@@ -47,18 +47,15 @@ class CaseView:
     skills: dict[str, str] = field(default_factory=dict)
 
 
-def load_case_views(cases: CaseSource, results: Mapping[str, Any] | None = None) -> dict[str, CaseView]:
+def load_case_views(cases: CaseSource) -> dict[str, CaseView]:
     """Case views by id from whatever source was given (empty when none)."""
     source: Any = cases
-    if source is None and results is not None and isinstance(results.get("cases"), Mapping):
-        source = results["cases"]
     if source is None:
         return {}
     if isinstance(source, (str, Path)):
-        from tracekit.cases.loader import collect_library
+        from tracekit.analyze.results import load_library
 
-        library, _problems = collect_library(source)  # broken files are `cases validate`'s business
-        source = library.cases
+        source = load_library(source).cases
     elif hasattr(source, "cases") and not isinstance(source, Mapping):
         source = source.cases
     views = {}
@@ -101,6 +98,11 @@ def case_view(case_id: str, data: Mapping[str, Any]) -> CaseView:
         judge={str(k): str(v) for k, v in judge.items() if v},
         skills={str(name): pretty_json(_without_empty(group)) for name, group in skills.items() if group},
     )
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a case dict's optional objects)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _seed_text(seed: Mapping[str, Any]) -> str:

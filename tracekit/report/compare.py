@@ -1,9 +1,9 @@
 """Comparisons the index leads with: skill group A against group B on the same cases, and this run
 against a baseline (an earlier results JSON).
 
-Groups are compared within a run (``Run.run_name``: one model or policy over the case library): with a
-reference and a flawed run of the same cases in one report, A of one run is never paired with B of the
-other. Which cases ran in both groups comes from ``tracekit.analyze.reliability.paired_groups``.
+The A/B figures are the analyze JSON's (``summary.ab``, computed once by ``tracekit.analyze.comparison``:
+pairs within each run, pass rates counting ``pass`` only); this module only arranges them into rows and
+finds the traces of the cases that changed. The baseline diff matches the traces of two results.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tracekit.report.runs import RANK, Run, run_key, run_names, short_run_name, sort_runs
+from tracekit.analyze.summary_model import GroupFigures, ResultsSummary
+from tracekit.report.runs import RANK, Run, run_key, short_run_name, sort_runs
 from tracekit.report.summary import Tally
 
 
@@ -33,13 +34,15 @@ class GroupDelta:
     label: str
     a: GroupStats
     b: GroupStats
+    delta: float | None = None
+    """B's pass rate minus A's, as the summary gives it."""
 
     @property
     def pass_rate_delta(self) -> float | None:
-        """B's pass rate minus A's, in percentage points."""
-        if self.a.tally.pass_rate is None or self.b.tally.pass_rate is None:
+        """B's pass rate minus A's, in percentage points (None when a group has no decided verdict)."""
+        if self.a.tally.pass_rate is None or self.b.tally.pass_rate is None or self.delta is None:
             return None
-        return 100 * (self.b.tally.pass_rate - self.a.tally.pass_rate)
+        return 100 * self.delta
 
     @property
     def tokens_delta(self) -> float | None:
@@ -89,63 +92,38 @@ class GroupComparison:
     """One row per run (labelled with its short name) when the results hold several runs."""
 
 
-def compare_groups(runs: Iterable[Run]) -> GroupComparison | None:
-    """Compare the first two groups (by name; normally A and B) on the cases both ran in the same run;
-    None when there are fewer than two groups or no case in common."""
-    from tracekit.analyze.reliability import paired_groups
-
-    bound = [run for run in runs if run.case_id is not None and run.group]
-    groups = sorted({run.group for run in bound if run.group})
-    if len(groups) < 2:
+def compare_groups(summary: ResultsSummary | None, runs: Iterable[Run]) -> GroupComparison | None:
+    """Group A against group B as the summary compares them (None when no case ran in both), with the traces
+    of the cases whose pass rates differ."""
+    ab = summary.ab if summary is not None else None
+    if summary is None or ab is None:
         return None
-    a_name, b_name = groups[0], groups[1]
     by_task: dict[tuple[str | None, str, str], list[Run]] = {}
-    for run in bound:
-        if run.group in (a_name, b_name):
-            assert run.case_id is not None
-            group = "A" if run.group == a_name else "B"  # paired_groups pairs groups named A and B
-            by_task.setdefault((run.run_name, run.case_id, group), []).append(run)
-    trials = [{"run": key[0], "case_id": key[1], "group": key[2], "verdict": run.result}
-              for key, members in by_task.items() for run in members]  # fmt: skip
-    shared = sorted(((pair["run"], pair["case_id"]) for pair in paired_groups(trials)),
-                    key=lambda task: (task[1], task[0] or ""))  # fmt: skip
-    if not shared:
-        return None
-    a_runs = [run for run_name, case in shared for run in by_task[(run_name, case, "A")]]
-    b_runs = [run for run_name, case in shared for run in by_task[(run_name, case, "B")]]
-    dimensions = sorted({run.dimension or "?" for run in a_runs + b_runs})
-    rows = [
-        GroupDelta(
-            dimension,
-            _group_stats(dimension, [r for r in a_runs if (r.dimension or "?") == dimension]),
-            _group_stats(dimension, [r for r in b_runs if (r.dimension or "?") == dimension]),
-        )
-        for dimension in dimensions
-    ]
+    for run in runs:
+        if run.case_id is not None and run.group in ("A", "B"):
+            by_task.setdefault((run.run_name, run.case_id, run.group), []).append(run)
     changed = []
-    for run_name, case in shared:
-        a_case, b_case = by_task[(run_name, case, "A")], by_task[(run_name, case, "B")]
-        a_score, b_score = _score(a_case), _score(b_case)
-        if a_score is not None and b_score is not None and a_score != b_score:
-            changed.append(CaseChange(case, sort_runs(a_case), sort_runs(b_case), a_score, b_score, run_name))
+    for pair in ab.per_case.values():
+        if pair.better not in ("A", "B") or pair.A.pass_rate is None or pair.B.pass_rate is None:
+            continue
+        a_runs = sort_runs(by_task.get((pair.run, pair.case_id, "A"), []))
+        b_runs = sort_runs(by_task.get((pair.run, pair.case_id, "B"), []))
+        changed.append(CaseChange(pair.case_id, a_runs, b_runs, pair.A.pass_rate, pair.B.pass_rate, pair.run))
     changed.sort(key=lambda change: (change.better, -abs(change.b_score - change.a_score), change.case_id,
                                      change.run_name or ""))  # fmt: skip
-    names = run_names(a_runs + b_runs)
+    with_pairs = [run for run in summary.runs if run.ab is not None]
     per_run = [
-        GroupDelta(
-            short_run_name(name),
-            _group_stats(short_run_name(name), [r for r in a_runs if r.run_name == name]),
-            _group_stats(short_run_name(name), [r for r in b_runs if r.run_name == name]),
-        )
-        for name in names
-    ] if len(names) > 1 else []  # fmt: skip
+        _delta(short_run_name(run.run), run.ab.A, run.ab.B, run.ab.pass_rate_delta)
+        for run in with_pairs
+        if run.ab is not None
+    ] if len(with_pairs) > 1 else []  # fmt: skip
     return GroupComparison(
-        a_name=a_name,
-        b_name=b_name,
-        overall=GroupDelta("all", _group_stats("all", a_runs), _group_stats("all", b_runs)),
-        dimensions=rows,
+        a_name="A",
+        b_name="B",
+        overall=_delta("all", ab.A, ab.B, ab.pass_rate_delta),
+        dimensions=[_delta(name, pair.A, pair.B, pair.pass_rate_delta) for name, pair in ab.by_dimension.items()],
         changed=changed,
-        shared_cases=len(shared),
+        shared_cases=ab.cases,
         runs=per_run,
     )
 
@@ -222,22 +200,13 @@ def _keyed(runs: Iterable[Run], with_run: bool) -> dict[tuple[str, ...], Run]:
     return keyed
 
 
-def _group_stats(label: str, runs: list[Run]) -> GroupStats:
-    tally = Tally(label)
-    for run in runs:
-        tally.add(run.result)
-    count = len(runs)
-    return GroupStats(
-        tally=tally,
-        tokens=sum(run.tokens for run in runs) / count if count else None,
-        tool_calls=sum(int(run.stats.get("tool_calls") or 0) for run in runs) / count if count else None,
-    )
+def _delta(label: str, a: GroupFigures, b: GroupFigures, delta: float) -> GroupDelta:
+    return GroupDelta(label, _group_stats(label, a), _group_stats(label, b), delta)
 
 
-def _score(runs: list[Run]) -> float | None:
-    """Mean verdict rank of the judged runs (pass 1, acceptable 0.5, fail 0)."""
-    ranks = [RANK[run.result] / 2 for run in runs if run.result in RANK]
-    return sum(ranks) / len(ranks) if ranks else None
+def _group_stats(label: str, figures: GroupFigures) -> GroupStats:
+    return GroupStats(tally=Tally.of(label, figures.results), tokens=figures.mean_tokens,
+                      tool_calls=figures.mean_tool_calls)  # fmt: skip
 
 
 def _difference(b: float | None, a: float | None) -> float | None:

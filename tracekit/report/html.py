@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tracekit.analyze.results_model import Results
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
-from tracekit.report.runs import RESULTS, Run, as_mapping
+from tracekit.report.runs import RESULTS, Run
 from tracekit.report.summary import (
     KindGroup,
     PassK,
@@ -112,7 +113,7 @@ def write_html_report(
     out_dir: Path,
     runs: Sequence[Run],
     *,
-    results: Mapping[str, Any],
+    results: Results,
     results_name: str,
     cases: Mapping[str, CaseView],
     load: TraceLoader,
@@ -126,7 +127,7 @@ def write_html_report(
     """Write every page of the report into ``out_dir``; returns the files written (index first)."""
     env = report_environment()
     links = SiteLinks(runs)
-    version = str(results.get("tracekit") or "")
+    version = results.tracekit
     common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS}
     written: list[Path] = []
 
@@ -179,17 +180,16 @@ def write_html_report(
         for group in groups:
             _write_list(render, links, prefix, section, group, page_size)
 
-    summary = as_mapping(results.get("summary"))
+    summary = results.summary
     index_context = {
-        "overall": overall_tally(runs),
+        "overall": overall_tally(summary),
         "unbound": sum(1 for run in runs if run.case_id is None),
-        "dimensions": tally_by_dimension(runs),
-        "run_rows": tally_by_run(runs, pass_k, comparison),
+        "dimensions": tally_by_dimension(summary),
+        "run_rows": tally_by_run(summary, pass_k, comparison),
         "comparison": comparison,
         "baseline": baseline,
         "baseline_name": baseline_name,
         "pass_k": pass_k,
-        "summary_pass_k": _summary_pass_k(summary),
         "findings": findings,
         "failure_modes": modes,
         "limit": TABLE_LIMIT,
@@ -241,13 +241,6 @@ def _page_rows(runs: Sequence[Run], page: PageLink, size: int) -> dict[str, Any]
     """The runs on one page of a paged table, and their 1-based range (``page_first``–``page_last``)."""
     first = (page.number - 1) * size
     return {"rows": runs[first : first + size], "page_first": first + 1, "page_last": min(first + size, len(runs))}
-
-
-def _summary_pass_k(summary: Mapping[str, Any]) -> Any:
-    for key in ("pass_k", "pass^k", "pass_hat_k"):
-        if summary.get(key):
-            return summary[key]
-    return None
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from tracekit.analyze.summary_model import ResultsSummary
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.runs import RESULTS, Run
 from tracekit.report.summary import PassK, findings_by_kind, overall_tally, tally_by_dimension, tally_by_run
@@ -22,6 +23,7 @@ _ICONS = {"pass": "✅", "acceptable": "🟡", "fail": "❌", "pending": "⏳"}
 
 def render_markdown(
     runs: Sequence[Run],
+    summary: ResultsSummary | None,
     *,
     comparison: GroupComparison | None = None,
     baseline: BaselineDiff | None = None,
@@ -29,15 +31,16 @@ def render_markdown(
     html_index: str | None = None,
     fail_on: str = "fail",
 ) -> str:
-    """The summary as Markdown (ends with a newline, never longer than ``MAX_LINES`` lines)."""
-    overall = overall_tally(runs)
+    """The summary as Markdown (ends with a newline, never longer than ``MAX_LINES`` lines): counts and
+    statistics from the results' ``summary``, traces from ``runs``."""
+    overall = overall_tally(summary)
     unbound = sum(1 for run in runs if run.case_id is None)
     lines = [f"### tracekit: {len(runs):,} traces, {overall.total:,} verdicts", ""]
     counts = " · ".join(f"{_ICONS[r]} {r} **{overall.counts[r]:,}**" for r in RESULTS)
     rate = "—" if overall.pass_rate is None else f"{100 * overall.pass_rate:.0f}%"
     lines.append(f"{counts} · pass rate {rate}" + (f" · {unbound:,} traces bound to no case" if unbound else ""))
 
-    run_rows = tally_by_run(runs, pass_k, comparison)
+    run_rows = tally_by_run(summary, pass_k, comparison)
     if run_rows:
         header = "| run | " + " | ".join(RESULTS) + " | pass rate | pass^1 |"
         lines += ["", header, "|---|" + "---:|" * (len(RESULTS) + 2)]
@@ -70,7 +73,7 @@ def render_markdown(
         lines += _cut([f"- {'▲' if c.better else '▼'} {_code(c.label)}: {_icons(c.a_runs)} → {_icons(c.b_runs)}"
                        for c in comparison.changed], 6)
 
-    dimensions = tally_by_dimension(runs)
+    dimensions = tally_by_dimension(summary)
     if dimensions:
         lines += ["", "| dimension | " + " | ".join(RESULTS) + " | pass rate |",
                   "|---|" + "---:|" * (len(RESULTS) + 1)]

@@ -1,13 +1,15 @@
-"""Counting traces for the index: verdicts by dimension and category and by run, findings and failure modes
-by kind, and pass^k over repeats (computed by ``tracekit.analyze.reliability``, the one implementation)."""
+"""What the index shows of the summary: verdict tallies (overall, by dimension and category, by run) and
+pass^k, read from the analyze JSON's ``summary`` (computed once, by ``tracekit.analyze.summary``); plus the
+traces grouped by finding kind and failure mode, for the pages that list them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.report.runs import RESULTS, Run, run_names, short_run_name, sort_runs
+from tracekit.analyze.summary_model import ResultsSummary, VerdictCounts
+from tracekit.report.runs import RESULTS, Run, short_run_name, sort_runs
 
 
 @dataclass
@@ -16,6 +18,11 @@ class Tally:
 
     label: str
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULTS, 0))
+
+    @classmethod
+    def of(cls, label: str, counts: VerdictCounts) -> Tally:
+        """The tally of counts the summary gives."""
+        return cls(label, {result: counts.count(result) for result in RESULTS})
 
     def add(self, result: str | None) -> None:
         """Count one verdict (results outside the four known ones count as pending)."""
@@ -50,32 +57,26 @@ class DimensionRow:
     categories: list[Tally]
 
 
-def overall_tally(runs: Iterable[Run], label: str = "all") -> Tally:
-    """Verdict counts of every run bound to a case."""
-    tally = Tally(label)
-    for run in runs:
-        tally.add(run.result)
-    return tally
+def overall_tally(summary: ResultsSummary | None, label: str = "all") -> Tally:
+    """Verdict counts of every trace bound to a case."""
+    return Tally.of(label, summary.verdicts) if summary is not None else Tally(label)
 
 
-def tally_by_dimension(runs: Iterable[Run]) -> list[DimensionRow]:
-    """Verdict counts per dimension and, within it, per category (sorted by name)."""
-    dimensions: dict[str, Tally] = {}
-    categories: dict[tuple[str, str], Tally] = {}
-    for run in runs:
-        if run.result is None:
-            continue
-        dimension = run.dimension or "?"
-        category = run.category or "?"
-        dimensions.setdefault(dimension, Tally(dimension)).add(run.result)
-        categories.setdefault((dimension, category), Tally(category)).add(run.result)
-    return [
-        DimensionRow(
-            tally=dimensions[name],
-            categories=[categories[key] for key in sorted(categories) if key[0] == name],
-        )
-        for name in sorted(dimensions)
-    ]
+def tally_by_dimension(summary: ResultsSummary | None) -> list[DimensionRow]:
+    """Verdict counts per dimension and, within it, per category (sorted by name). The summary names a
+    category ``<dimension>-<category>`` (``B2-PC``), or by its dimension alone (``TT``)."""
+    if summary is None:
+        return []
+    rows = []
+    for dimension, counts in summary.by_dimension.items():
+        prefix = f"{dimension}-"
+        categories = [
+            Tally.of(key[len(prefix):] if key.startswith(prefix) else key, value)
+            for key, value in summary.by_category.items()
+            if key == dimension or key.startswith(prefix)
+        ]
+        rows.append(DimensionRow(Tally.of(dimension, counts), categories))
+    return rows
 
 
 @dataclass
@@ -141,42 +142,23 @@ class PassK:
     """pass^k of each run's tasks, by run name (``-``: traces naming no run), when there are several runs."""
 
 
-#: Verdicts that count as a success for pass^k, as in ``tracekit run``'s summary (tracekit.runner).
-PASSING = ("pass", "acceptable")
-
-
-def pass_hat_k(runs: Iterable[Run], successes: tuple[str, ...] = PASSING) -> list[PassK]:
-    """pass^k for k = 1 .. the largest number of judged repeats of any task.
-
-    A task is a case in one group of one run: the reference and the flawed run of the same case are two
-    tasks, never two repeats of one. For a task with n judged repeats of which c succeeded, the unbiased
-    estimate of "k repeats all succeed" is C(c, k) / C(n, k); pass^k is its mean over the tasks with
-    n >= k (the estimator of the tau-bench paper, Yao et al., 2024, section 5; computed by
-    ``tracekit.analyze.reliability.reliability_summary``).
-    """
-    from tracekit.analyze.reliability import reliability_summary
-
-    bound = [run for run in runs if run.case_id is not None and run.result is not None]
-    trials = [_trial(run) for run in bound]
-    overall = reliability_summary(trials, ks=None, passed=successes)
-    ks = overall["ks"]
-    if not ks:
+def pass_hat_k(summary: ResultsSummary | None) -> list[PassK]:
+    """pass^k for k = 1 .. the largest number of decided repeats of any task, overall, per skill group and
+    (with several runs) per run, as the summary gives them (``tracekit.analyze.reliability``: a repeat
+    succeeds with pass or acceptable; C(c, k) / C(n, k) per task, averaged over the tasks with n >= k)."""
+    reliability = summary.reliability if summary is not None else None
+    if summary is None or reliability is None or not reliability.ks:
         return []
-    groups = sorted({str(trial["group"]) for trial in trials if trial["group"]})
-    names = run_names(bound)
-    by_group = {g: reliability_summary([t for t in trials if t["group"] == g], ks, successes) for g in groups}
-    by_run = {}
-    for name in names if len(names) > 1 else []:
-        by_run[_run_label(name)] = reliability_summary([t for t in trials if t["run"] == name], ks, successes)
+    by_run = {_run_label(run.run): run.mean_pass_k for run in summary.runs} if len(summary.runs) > 1 else {}
     return [
         PassK(
             k=k,
-            overall=overall["mean_pass^k"][str(k)],
-            tasks=overall["tasks"][str(k)],
-            by_group={group: summary["mean_pass^k"][str(k)] for group, summary in by_group.items()},
-            by_run={name: summary["mean_pass^k"][str(k)] for name, summary in by_run.items()},
+            overall=reliability.mean_pass_k.get(str(k)),
+            tasks=reliability.tasks.get(str(k), 0),
+            by_group={group: means.get(str(k)) for group, means in reliability.by_group.items()},
+            by_run={name: means.get(str(k)) for name, means in by_run.items()},
         )
-        for k in overall["ks"]
+        for k in reliability.ks
     ]
 
 
@@ -192,24 +174,19 @@ class RunRow:
     """Its Group A vs B row (``compare.GroupDelta``), when both groups ran the same cases."""
 
 
-def tally_by_run(runs: Sequence[Run], pass_k: Sequence[PassK] = (), comparison: Any = None) -> list[RunRow]:
+def tally_by_run(summary: ResultsSummary | None, pass_k: Iterable[PassK] = (), comparison: Any = None) -> list[RunRow]:
     """One row per run of the traces bound to cases (empty when there is a single run): verdict counts,
     pass^k at each k and, from ``comparison`` (``compare.GroupComparison``), the A vs B row of the run."""
-    names = run_names(runs)
-    if len(names) < 2:
+    if summary is None or len(summary.runs) < 2:
         return []
+    ks = [row.k for row in pass_k]
     deltas = {delta.label: delta for delta in getattr(comparison, "runs", None) or []}
     rows = []
-    for name in names:
-        label = _run_label(name)
-        tally = overall_tally([run for run in runs if run.case_id is not None and run.run_name == name], label)
-        rows.append(RunRow(label, tally, {row.k: row.by_run.get(label) for row in pass_k}, deltas.get(label)))
+    for run in summary.runs:
+        label = _run_label(run.run)
+        rows.append(RunRow(label, Tally.of(label, run.verdicts), {k: run.mean_pass_k.get(str(k)) for k in ks},
+                           deltas.get(label)))  # fmt: skip
     return rows
-
-
-def _trial(run: Run) -> dict[str, Any]:
-    return {"run": run.run_name, "case_id": run.case_id, "group": run.group or None, "repeat": run.repeat,
-            "verdict": run.result}  # fmt: skip
 
 
 def _run_label(name: str | None) -> str:

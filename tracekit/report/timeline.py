@@ -17,8 +17,10 @@ from typing import Any
 
 import orjson
 
+from tracekit.analyze.results_model import ToolCallEntry
+from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
-from tracekit.report.runs import Finding, Run, as_mapping
+from tracekit.report.runs import Finding, Run
 from tracekit.report.svg import GraphEdge, GraphNode
 from tracekit.trace import (
     AgentRun,
@@ -119,9 +121,9 @@ class TraceView:
 def build_trace_view(run: Run, trace: Trace | None, load_error: str | None = None) -> TraceView:
     """The timeline, calls and graph of a run, from its loaded trace (or from the results alone)."""
     findings_by_call = _findings_by_call(run.findings)
-    history = {int(call["index"]) for call in run.tool_calls if call.get("history") and "index" in call}
+    history = {call.index for call in run.tool_calls if call.history}
     if trace is None:
-        calls = [_call_from_results(call, findings_by_call) for call in run.tool_calls if "index" in call]
+        calls = [_call_from_results(call, findings_by_call) for call in run.tool_calls]
         for call in calls:
             call.history = call.index in history
         nodes = [_node(call) for call in calls]
@@ -239,15 +241,15 @@ def _call_view(
     )
 
 
-def _call_from_results(call: Mapping[str, Any], findings: Mapping[int, list[Finding]]) -> CallView:
-    index = int(call["index"])
+def _call_from_results(call: ToolCallEntry, findings: Mapping[int, list[Finding]]) -> CallView:
+    index = call.index
     flagged = findings.get(index, [])
     return CallView(
         index=index,
-        name=str(call.get("name") or "?"),
-        arguments=pretty_json(call.get("input")),
-        compact=compact_json(call.get("input"), 120),
-        is_error=bool(call.get("is_error")),
+        name=call.name or "?",
+        arguments=pretty_json(call.input),
+        compact=compact_json(call.input, 120),
+        is_error=call.is_error,
         findings=flagged,
         severity=_worst(flagged),
     )

@@ -1,10 +1,14 @@
-"""``write_reports``: the one call that writes the HTML, Markdown and JUnit reports of a results JSON.
+"""``write_reports``: the one call that writes the HTML, Markdown and JUnit reports of analyze results.
 
-Used by ``tracekit report`` and by ``tracekit analyze --html/--markdown/--junit``::
+Used by ``tracekit report`` (from a results file) and by ``tracekit analyze --html/--markdown/--junit``
+(handed the results in memory)::
 
-    outcome = write_reports(results, html_dir="reports/html", markdown="reports/summary.md",
+    outcome = write_reports("reports/demo/results.json", html_dir="reports/html", markdown="reports/summary.md",
                             junit="reports/junit.xml", baseline="old/results.json", cases="cases")
     sys.exit(outcome.exit_status)   # 1 when a verdict fails under fail_on
+
+The results are read by the typed model (``tracekit.analyze.results_model``); every figure the reports
+show comes from its ``summary``.
 """
 
 from __future__ import annotations
@@ -14,9 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from tracekit.errors import TracekitError
+from tracekit.analyze.results_model import Results, read_results_file
+from tracekit.errors import ResultsError
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseSource, load_case_views
@@ -29,10 +32,8 @@ from tracekit.report.summary import pass_hat_k
 from tracekit.trace import Trace, load_trace
 
 FAIL_ON = ("fail", "acceptable")
-
-
-class ResultsError(TracekitError):
-    """A results JSON (or baseline) that cannot be read; the message names the file."""
+ResultsSource = Results | Mapping[str, Any] | str | Path
+"""Analyze results: the model, its JSON as a dict, or the path of a results file."""
 
 
 @dataclass
@@ -58,11 +59,11 @@ class ReportOutcome:
 
 
 def write_reports(
-    results: Mapping[str, Any] | str | Path,
+    results: ResultsSource,
     html_dir: str | Path | None = None,
     markdown: str | Path | None = None,
     junit: str | Path | None = None,
-    baseline: Mapping[str, Any] | str | Path | None = None,
+    baseline: ResultsSource | None = None,
     *,
     cases: CaseSource = None,
     traces_loader: Callable[[str], Trace] | None = None,
@@ -70,42 +71,44 @@ def write_reports(
     page_size: int = PAGE_SIZE,
     redactor: Redactor | None = None,
     results_dir: str | Path | None = None,
+    results_name: str | None = None,
 ) -> ReportOutcome:
     """Write the reports asked for and say which verdicts fail.
 
-    - ``results``: the analyze JSON (a dict, or the path of the file).
+    - ``results``: the analyze results (``Results``, its JSON as a dict, or the path of the file).
     - ``html_dir`` / ``markdown`` / ``junit``: where to write each report (None: not written).
-    - ``baseline``: an earlier analyze JSON (dict or path); regressions and improvements lead the index
+    - ``baseline``: earlier analyze results (same forms); regressions and improvements lead the index
       and the Markdown.
     - ``cases``: the case library (folder, ``CaseLibrary`` or mapping id -> Case) whose expectations the
-      case pages show; without it the results' optional ``cases`` object is used, if any.
-    - ``traces_loader``: reads a trace file named by ``traces[].source`` (default ``load_trace``;
-      a relative path is tried from the working directory, then from ``results_dir``, which defaults
-      to the folder of the results file when ``results`` is a path). A trace that cannot be read gets a
-      page built from the results alone, saying why.
+      case pages show.
+    - ``traces_loader``: reads a trace file for its page (default ``load_trace``). The file is
+      ``traces[].trace_file`` relative to ``results_dir`` (default: the results file's folder when
+      ``results`` is a path, else the working directory); results written before ``trace_file`` existed
+      name it by ``source``, tried from the working directory, then from ``results_dir``. A trace that
+      cannot be read gets a page built from the results alone, saying why.
     - ``fail_on``: ``fail`` or ``acceptable``; decides ``ReportOutcome.failing`` and JUnit failures.
+    - ``results_name``: what the pages say they were written from (default: the results file's name).
 
     Every file goes through the redactor (``tracekit.output``). Same input, same bytes.
     """
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {FAIL_ON}, not {fail_on!r}")
-    results_name = "results"
     if isinstance(results, (str, Path)):
-        results_name = Path(results).name
+        results_name = results_name or Path(results).name
         if results_dir is None:
             results_dir = Path(results).parent
-        results = read_results(results)
+    results = read_results(results)
     baseline_name = ""
     if isinstance(baseline, (str, Path)):
         baseline_name = Path(baseline).name
-        baseline = read_results(baseline)
     elif baseline is not None:
         baseline_name = "baseline"
+    before = read_results(baseline) if baseline is not None else None
 
     runs = sort_runs(runs_from_results(results))
-    comparison = compare_groups(runs)
-    baseline_diff = diff_baseline(runs, runs_from_results(baseline)) if baseline is not None else None
-    pass_k = pass_hat_k(runs)
+    comparison = compare_groups(results.summary, runs)
+    baseline_diff = diff_baseline(runs, runs_from_results(before)) if before is not None else None
+    pass_k = pass_hat_k(results.summary)
     outcome = ReportOutcome(failing=[run for run in runs if run.result in failing_results(fail_on)])
 
     if html_dir is not None:
@@ -113,8 +116,8 @@ def write_reports(
             Path(html_dir),
             runs,
             results=results,
-            results_name=results_name,
-            cases=load_case_views(cases, results),
+            results_name=results_name or "results",
+            cases=load_case_views(cases),
             load=_trace_loader(traces_loader or load_trace, results_dir),
             comparison=comparison,
             baseline=baseline_diff,
@@ -126,6 +129,7 @@ def write_reports(
     if markdown is not None:
         text = render_markdown(
             runs,
+            results.summary,
             comparison=comparison,
             baseline=baseline_diff,
             pass_k=pass_k,
@@ -138,27 +142,41 @@ def write_reports(
     return outcome
 
 
-def read_results(path: str | Path) -> dict[str, Any]:
-    """Read an analyze JSON; ``ResultsError`` naming the file when it is not one."""
-    path = Path(path)
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    except orjson.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not JSON ({exc})") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("traces"), list):
-        raise ResultsError(f"{path}: not a tracekit analyze JSON (no 'traces' list)")
-    return data
+def read_results(results: ResultsSource) -> Results:
+    """Analyze results as the model, from the model itself, its JSON as a dict, or a file (``ResultsError``
+    naming the file and the field when it is not a results JSON). A document without a ``summary`` gets
+    the one analyze computes from its traces."""
+    if isinstance(results, Results):
+        document = results
+    elif isinstance(results, (str, Path)):
+        document = read_results_file(results)
+    else:
+        from pydantic import ValidationError
+
+        try:
+            document = Results.model_validate(results)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise ResultsError(f"results: {where}: {error['msg']} (not a tracekit analyze JSON?)") from None
+    if document.summary is None:  # a document made by hand: the summary analyze would have written
+        from tracekit.analyze.summary import build_summary
+
+        document = document.model_copy(update={"summary": build_summary(document.traces)})
+    return document
 
 
 def _trace_loader(read: Callable[[str], Trace], results_dir: str | Path | None) -> TraceLoader:
     def load(run: Run) -> tuple[Trace | None, str | None]:
-        if not run.source:
+        candidates = []
+        if run.entry.trace_file:
+            candidates.append(Path(results_dir or ".") / run.entry.trace_file)
+        if run.source:
+            candidates.append(Path(run.source))
+            if results_dir is not None and not Path(run.source).is_absolute():
+                candidates.append(Path(results_dir) / run.source)
+        if not candidates:
             return None, "the results name no trace file"
-        candidates = [Path(run.source)]
-        if results_dir is not None and not Path(run.source).is_absolute():
-            candidates.append(Path(results_dir) / run.source)
         error = "not found"
         for candidate in candidates:
             if not candidate.exists() and read is load_trace:
@@ -167,6 +185,6 @@ def _trace_loader(read: Callable[[str], Trace], results_dir: str | Path | None) 
                 return read(str(candidate)), None
             except Exception as exc:  # shown on the page: a report never dies for one bad trace
                 error = f"{type(exc).__name__}: {exc}"
-        return None, f"{run.source}: {error}"
+        return None, f"{run.source or run.entry.trace_file}: {error}"
 
     return load

@@ -1,0 +1,64 @@
+"""Where analysis meets the judge: the hook it calls (made by a ``JudgeProvider``) and where kept verdicts are.
+
+Analysis does not import the judge (it sits a layer below it). Whoever starts an analysis (the CLI, the
+pytest plugin, ``tracekit run``) hands it a ``JudgeProvider``: a picklable callable that makes the
+``JudgeHook`` (``tracekit.analyze.verdict``) in each process. The judge package's ``judge_hook`` is one::
+
+    from functools import partial
+    from tracekit.judge import JudgeConfig, judge_hook
+
+    store = find_judge_store(["recordings"])               # recordings/judge, wherever tracekit runs
+    provider = partial(judge_hook, JudgeConfig(model=None, store=store, offline=True))
+    settings = AnalyzeSettings(cases_dir="cases", judge=provider)
+
+A test can hand a plain function instead::
+
+    def always_pass(run, checks):
+        return [Check("judge", "pass", "looks right")]
+
+    settings = AnalyzeSettings(cases_dir="cases", judge=lambda: always_pass)   # serial analysis only
+
+Kept verdicts are found from the recordings, never from the working directory: ``find_judge_store`` looks
+for a ``judge/`` folder in each PATH argument (a file's own folder) and then in the folders above it, and
+takes the nearest.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tracekit.analyze.verdict import JudgeHook
+
+#: ``Header.source`` of the judge's kept exchanges: trace files of the judge, not of an agent.
+JUDGE_SOURCE = "judge"
+#: The folder name of a store of kept judge verdicts, beside the recordings they judge.
+JUDGE_FOLDER = "judge"
+
+
+class JudgeProvider(Protocol):
+    """Makes the judge hook analysis calls for cases scored by the judge (see the module docstring).
+
+    It travels to worker processes under ``--jobs``, so it must pickle: a module-level function, or a
+    ``functools.partial`` of one."""
+
+    def __call__(self) -> JudgeHook:
+        """The hook: (case run, machine checks) -> judged checks, or None when it cannot judge."""
+        ...
+
+
+def find_judge_store(paths: Iterable[str | Path]) -> Path | None:
+    """The kept judge verdicts that belong to these recordings: the nearest ``judge/`` folder in a PATH
+    argument (a folder, or a file's folder) or above it; None when there is none. The first PATH that has
+    one decides."""
+    for path in paths:
+        start = Path(os.path.abspath(path))
+        folder = start if start.is_dir() else start.parent
+        for candidate in (folder, *folder.parents):
+            store = candidate / JUDGE_FOLDER
+            if store.is_dir():
+                return store
+    return None
