@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +92,11 @@ def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
     run_trace(traces, case("B2-TS-01"), [answer("好的。")], "auto-only")
     files = sorted(traces.glob("*.jsonl"))
     config = JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=upstream.url)
-    settings = AnalyzeSettings(cases_dir=str(CASES), judge=config)
+    settings = AnalyzeSettings(cases_dir=str(CASES), judge=partial(judge_hook, config))  # a picklable provider
 
     def verdicts() -> list[Any]:
         close_judges()  # a new run: nothing remembered but the store
-        return [entry["verdict"] for entry in build_results(files, settings)["traces"]]
+        return [entry["verdict"].to_plain() for entry in build_results(files, settings)["traces"]]
 
     first = verdicts()
     calls = len(upstream.requests)

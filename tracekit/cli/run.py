@@ -105,10 +105,12 @@ def run(
 
 
 def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat: int) -> None:
+    from tracekit.analyze.run_summary import format_summary, run_summary, trial_verdicts
+    from tracekit.cli.analyze import kept_judge
     from tracekit.output import write_json
-    from tracekit.runner.summary import format_summary, run_summary, trial_verdicts
 
-    trials = trial_verdicts(jobs, out_dir, library)
+    judge, _note = kept_judge([out_dir])  # the kept verdicts `tracekit analyze OUT --cases` would use
+    trials = trial_verdicts(jobs, out_dir, library, judge)
     result = run_summary(trials, repeat)
     write_json(out_dir / "run-summary.json", {"summary": result, "trials": trials})
     for line in format_summary(result):
