@@ -78,11 +78,11 @@ def main() -> None:
 
         def analyze() -> None:
             for path in files:
-                redact(orjson.dumps(analyze_trace(load_trace(path, fast=True))))
+                redact(analyze_trace(load_trace(path, fast=True)).to_json_bytes())
 
         def analyze_cases() -> None:
             for path in files:
-                redact(orjson.dumps(analyze_trace(load_trace(path, fast=True), with_cases)))
+                redact(analyze_trace(load_trace(path, fast=True), with_cases).to_json_bytes())
 
         analyze_cases()  # loads the case library once, as a real run does at start-up
         figures = {name: cpu_per_trace(stage, len(files)) for name, stage in

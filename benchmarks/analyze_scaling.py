@@ -201,7 +201,7 @@ def breakdown(folder: Path, repeats: int = 3) -> dict[str, float]:
 
     def serialize() -> None:
         for path in files:
-            redact(orjson.dumps(analyze_trace(load_trace(path, fast=True))))
+            redact(analyze_trace(load_trace(path, fast=True)).to_json_bytes())
 
     stages = {
         "parse": parse,
