@@ -1,6 +1,7 @@
 """Wire formats of model APIs, each a module with the same few functions (see ``base.Provider``).
 
-``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``.
+``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
+``openai_responses`` serves ``POST /v1/responses``.
 
 Example::
 
@@ -12,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from tracekit.providers import anthropic, openai
+from tracekit.providers import anthropic, openai, openai_responses
 from tracekit.providers.base import Provider, StreamAssembler
 from tracekit.providers.sse import (
     ServerSentEvent,
@@ -23,12 +24,17 @@ from tracekit.providers.sse import (
     parse_sse,
 )
 
-PROVIDERS: dict[str, Provider] = {anthropic.NAME: anthropic, openai.NAME: openai}
+PROVIDERS: dict[str, Provider] = {
+    anthropic.NAME: anthropic,
+    openai.NAME: openai,
+    openai_responses.NAME: openai_responses,
+}
 """Every provider by name."""
 
 
 def get_provider(name: str) -> Provider:
-    """The provider called ``name`` ('anthropic' or 'openai'); ``KeyError`` naming the known ones otherwise."""
+    """The provider called ``name`` ('anthropic', 'openai', 'openai_responses'); ``KeyError`` naming the known
+    ones otherwise."""
     try:
         return PROVIDERS[name]
     except KeyError:
@@ -56,6 +62,7 @@ __all__ = [
     "get_provider",
     "iter_sse",
     "openai",
+    "openai_responses",
     "parse_sse",
     "provider_for_path",
 ]
