@@ -85,12 +85,12 @@ class ResponsesStreamAssembler(AssemblerBase):
             nested = data.get("error")
             error = nested if isinstance(nested, dict) else {k: v for k, v in data.items()
                                                               if k not in ("type", "sequence_number")}
-            self._error = {"error": copy.deepcopy(error)}
+            self._error = {"error": error}
             return
         response = data.get("response")
         if self._snapshot is None:
             if isinstance(response, dict):
-                self._snapshot = copy.deepcopy(response)
+                self._snapshot = dict(response)
                 output = self._snapshot.get("output")
                 self._snapshot["output"] = output if isinstance(output, list) else []
                 self._items = dict(enumerate(self._snapshot["output"]))
@@ -105,7 +105,7 @@ class ResponsesStreamAssembler(AssemblerBase):
         elif name == "response.output_item.done":
             item, index = data.get("item"), data.get("output_index")
             if isinstance(item, dict) and isinstance(index, int):
-                self._finished[index] = copy.deepcopy(item)
+                self._finished[index] = item
         else:
             self._apply_delta(name, data)
 
@@ -114,13 +114,12 @@ class ResponsesStreamAssembler(AssemblerBase):
         for item in output if isinstance(output, list) else []:
             index = positions.get(_identity(item)) if isinstance(item, dict) else None
             if index is not None:
-                self._finished[index] = copy.deepcopy(item)
+                self._finished[index] = item
 
     def _add_item(self, data: dict[str, Any]) -> None:
         item, index = data.get("item"), data.get("output_index")
         if not isinstance(item, dict) or not isinstance(index, int) or self._snapshot is None:
             return
-        item = copy.deepcopy(item)
         if item.get("type") == "message" and not isinstance(item.get("content"), list):
             item["content"] = []
         self._snapshot["output"].append(item)
@@ -134,7 +133,7 @@ class ResponsesStreamAssembler(AssemblerBase):
         kind = item.get("type")
         if name == "response.content_part.added" and kind == "message":
             part = data.get("part")
-            item["content"].append(copy.deepcopy(part) if isinstance(part, dict) else {})
+            item["content"].append(part if isinstance(part, dict) else {})
         elif name == "response.output_text.delta" and kind == "message":
             position = data.get("content_index")
             content = item["content"]
@@ -145,10 +144,10 @@ class ResponsesStreamAssembler(AssemblerBase):
             item["arguments"] = str(item.get("arguments") or "") + str(data.get("delta") or "")
 
     def _finish(self, name: str, response: dict[str, Any]) -> None:
-        final = copy.deepcopy(response)
+        final = response
         if final.get("output") is None:
             if name == "response.completed":
-                final["output"] = [copy.deepcopy(self._finished[index]) for index in sorted(self._finished)]
+                final["output"] = [self._finished[index] for index in sorted(self._finished)]
             else:
                 final["output"] = self._grown_output()
         self._final = final
@@ -161,7 +160,8 @@ class ResponsesStreamAssembler(AssemblerBase):
 
 
 class _Events:
-    """SSE frames with ``type`` and ``sequence_number`` filled in, in order."""
+    """SSE frames with ``type`` and ``sequence_number`` filled in, in order (each encoded at once, so the
+    body's parts are used without copies)."""
 
     def __init__(self) -> None:
         self.frames: list[bytes] = []
@@ -175,7 +175,7 @@ def render_events(body: dict[str, Any]) -> bytes:
     """A response body as the SSE bytes the API would have streamed (``response.created`` first, then
     each output item's events, then ``response.completed`` / ``incomplete`` / ``failed`` with the body)."""
     events = _Events()
-    start = {**copy.deepcopy(body), "status": "in_progress", "output": []}
+    start = {**body, "status": "in_progress", "output": []}
     for key in ("usage", "error", "incomplete_details", "completed_at"):
         if key in start:
             start[key] = None
@@ -186,14 +186,14 @@ def render_events(body: dict[str, Any]) -> bytes:
             _item_events(events, index, item)
     status = body.get("status")
     final = f"response.{status}" if status in ("failed", "incomplete") else "response.completed"
-    events.add(final, response=copy.deepcopy(body))
+    events.add(final, response=body)
     return b"".join(events.frames)
 
 
 def render_error_event(body: dict[str, Any]) -> bytes:
     """An error body as the live API's in-stream ``error`` event (fields nested under ``error``)."""
     events = _Events()
-    events.add("error", error=copy.deepcopy(body.get("error")))
+    events.add("error", error=body.get("error"))
     return b"".join(events.frames)
 
 
@@ -203,20 +203,20 @@ def _item_events(events: _Events, index: int, item: dict[str, Any]) -> None:
     where = {"item_id": item_id, "output_index": index}
     if kind == "message" and isinstance(item.get("content"), list):
         events.add("response.output_item.added", output_index=index,
-                   item={**copy.deepcopy(item), "status": "in_progress", "content": []})
+                   item={**item, "status": "in_progress", "content": []})
         for position, part in enumerate(item["content"]):
             _part_events(events, where, position, part if isinstance(part, dict) else {})
     elif kind == "function_call":
         arguments = item.get("arguments")
         text = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
         events.add("response.output_item.added", output_index=index,
-                   item={**copy.deepcopy(item), "status": "in_progress", "arguments": ""})
+                   item={**item, "status": "in_progress", "arguments": ""})
         if text:
             events.add("response.function_call_arguments.delta", **where, delta=text)
         events.add("response.function_call_arguments.done", **where, name=item.get("name"), arguments=text)
     elif kind == "reasoning":
         summary = item["summary"] if isinstance(item.get("summary"), list) else []
-        events.add("response.output_item.added", output_index=index, item={**copy.deepcopy(item), "summary": []})
+        events.add("response.output_item.added", output_index=index, item={**item, "summary": []})
         for position, part in enumerate(summary):
             text = str(part.get("text") or "") if isinstance(part, dict) else ""
             at = {**where, "summary_index": position}
@@ -224,10 +224,10 @@ def _item_events(events: _Events, index: int, item: dict[str, Any]) -> None:
             if text:
                 events.add("response.reasoning_summary_text.delta", **at, delta=text)
             events.add("response.reasoning_summary_text.done", **at, text=text)
-            events.add("response.reasoning_summary_part.done", **at, part=copy.deepcopy(part))
+            events.add("response.reasoning_summary_part.done", **at, part=part)
     else:
-        events.add("response.output_item.added", output_index=index, item=copy.deepcopy(item))
-    events.add("response.output_item.done", output_index=index, item=copy.deepcopy(item))
+        events.add("response.output_item.added", output_index=index, item=item)
+    events.add("response.output_item.done", output_index=index, item=item)
 
 
 def _part_events(events: _Events, where: dict[str, Any], position: int, part: dict[str, Any]) -> None:
@@ -235,16 +235,16 @@ def _part_events(events: _Events, where: dict[str, Any], position: int, part: di
     kind = part.get("type")
     if kind == "output_text":
         text = str(part.get("text") or "")
-        events.add("response.content_part.added", **at, part={**copy.deepcopy(part), "text": "", "annotations": []})
+        events.add("response.content_part.added", **at, part={**part, "text": "", "annotations": []})
         if text:
             events.add("response.output_text.delta", **at, delta=text, logprobs=[])
-        events.add("response.output_text.done", **at, text=text, logprobs=copy.deepcopy(part.get("logprobs") or []))
+        events.add("response.output_text.done", **at, text=text, logprobs=part.get("logprobs") or [])
     elif kind == "refusal":
         refusal = str(part.get("refusal") or "")
-        events.add("response.content_part.added", **at, part={**copy.deepcopy(part), "refusal": ""})
+        events.add("response.content_part.added", **at, part={**part, "refusal": ""})
         if refusal:
             events.add("response.refusal.delta", **at, delta=refusal)
         events.add("response.refusal.done", **at, refusal=refusal)
     else:
-        events.add("response.content_part.added", **at, part=copy.deepcopy(part))
-    events.add("response.content_part.done", **at, part=copy.deepcopy(part))
+        events.add("response.content_part.added", **at, part=part)
+    events.add("response.content_part.done", **at, part=part)
