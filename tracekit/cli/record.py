@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
+from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run, timeout_options
 from tracekit.proxy.server import ProxyConfig
 
 
@@ -22,6 +22,7 @@ from tracekit.proxy.server import ProxyConfig
 @click.option("--redact", "redact", multiple=True, metavar="VALUE",
               help="A secret to keep out of the traces (repeatable; 're:' + a regular expression).")  # fmt: skip
 @body_options
+@timeout_options
 @click.option("--fsync", is_flag=True, help="fsync every record (slower; survives power loss).")
 def record(
     upstream: str,
@@ -33,11 +34,16 @@ def record(
     redact: tuple[str, ...],
     redact_fields: tuple[str, ...],
     max_body_bytes: int,
+    connect_timeout: float,
+    read_timeout: float,
     fsync: bool,
 ) -> None:
     """Forward model API requests to UPSTREAM and record every exchange.
 
     Serves POST /v1/messages (Anthropic), POST /v1/chat/completions (OpenAI) and GET /_tracekit/health.
+    Every other route is forwarded and recorded too (as http_exchange records, which replay answers); one
+    that produces model output tracekit does not read is announced on stderr. At exit it prints how many
+    sessions and exchanges it wrote.
     Point the agent's SDK at the printed URL (the openai SDK at URL/v1). Requests with the same
     x-tracekit-session header form one trace; without it, sessions are stitched by conversation.
     API keys (headers, ?key= and the like, --redact-field values) are forwarded upstream and never
@@ -53,5 +59,7 @@ def record(
         fsync=fsync,
         max_body_bytes=max_body_bytes,
         secret_fields=redact_fields,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
     )
     run(config, host, port, allow_remote)

@@ -11,7 +11,9 @@ import click
 
 from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
+from tracekit.proxy.answers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.log_redaction import redact_logs
+from tracekit.proxy.recorder import RecordingStats
 from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES
 from tracekit.proxy.runner import announce_to_stdout, check_host, serve
 from tracekit.proxy.server import Proxy, ProxyConfig
@@ -62,6 +64,36 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")
+    recorder = proxy.tracker.recorder
+    if recorder is not None and (config.mode == "record" or recorder.stats.exchanges):
+        echo(recording_summary(config.mode, recorder.stats, recorder.out_dir))
+
+
+def recording_summary(mode: str, stats: RecordingStats, out_dir: Path | None) -> str:
+    """What a recording wrote, in one sentence (so that an empty or unreadable recording never goes unnoticed)."""
+    where = f" in {out_dir}" if out_dir is not None else ""
+    text = (f"tracekit {mode}: wrote {stats.sessions} sessions, {stats.exchanges} exchanges{where} "
+            f"({stats.other_routes} to other routes, {stats.unread} with model output tracekit does not read)")
+    if not stats.exchanges:
+        text += "; no request reached the proxy"
+    elif stats.unread:
+        text += "; analyze does not see those"
+    return text
+
+
+def timeout_options(function: Callable[..., None]) -> Callable[..., None]:
+    """``--connect-timeout`` and ``--read-timeout``: how long the proxy waits for the upstream."""
+    function = click.option(
+        "--read-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_READ_TIMEOUT,
+        show_default=True, metavar="SECONDS",
+        help="Seconds without a byte from upstream before the exchange fails (recorded as transport "
+             "read_timeout). A client that goes away ends its exchange at once.",
+    )(function)  # fmt: skip
+    return click.option(
+        "--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_CONNECT_TIMEOUT,
+        show_default=True, metavar="SECONDS",
+        help="Seconds to open a connection upstream (then transport connect_timeout).",
+    )(function)  # fmt: skip
 
 
 def body_options(function: Callable[..., None]) -> Callable[..., None]:

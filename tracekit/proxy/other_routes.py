@@ -109,8 +109,9 @@ class OtherRoutes:
         return await self._pass_on(request, incoming, answer, replayed=False)
 
     def _miss(self, request: web.Request, incoming: _Incoming) -> web.Response:
-        count = sum(1 for answers in (self.index.other.values() if self.index else ()) for answer in answers[:1]
-                    if (answer.method, answer.path) == (incoming.method, incoming.path))  # fmt: skip
+        recorded = self.index.other.values() if self.index is not None else ()
+        route = (incoming.method, incoming.path)
+        count = sum(1 for answers in recorded if (answers[0].method, answers[0].path) == route)
         message = (f"tracekit replay: no recording matches {incoming.method} {incoming.path} (key {incoming.key}); "
                    f"{count} other requests to this route are recorded")  # fmt: skip
         self.misses.append(message)
