@@ -139,3 +139,13 @@ def test_bad_options_are_usage_errors(library: pytest.Pytester) -> None:
     no_recordings.stderr.fnmatch_lines(["*--tracekit-cases needs --tracekit-recordings*"])
     missing = library.runpytest(*_plugin_args(), "--tracekit-cases", "nowhere", "--tracekit-recordings", "recordings")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_cases_scored_by_the_judge_get_the_verdicts_analyze_gives(pytester: pytest.Pytester) -> None:
+    """The plugin analyzes through the same door as `tracekit analyze`, kept judge verdicts included (found
+    from the recordings, here the repository's recordings/judge, wherever pytest runs): nothing is skipped as
+    pending that analyze judges."""
+    root = Path(__file__).resolve().parents[1]
+    result = pytester.runpytest(*_plugin_args(), "--tracekit-cases", str(root / "cases"),
+                                "--tracekit-recordings", str(root / "recordings" / "reference"), "-k", "C4-AR")
+    result.assert_outcomes(passed=3)

@@ -175,7 +175,7 @@ class Scores(ResultModel):
     """The scores of a verdict."""
 
     tool_use: ToolUseScore = Field(description="Seed 003's tool-use score.")
-    efficiency: EfficiencyScore = Field(description="Seed 001's efficiency figures.")
+    efficiency: EfficiencyScore = Field(description="Seed 001's efficiency figures (steps, tokens, ratio).")
     attribution: Attribution | None = omit_if_none(description="Failure attribution (failing verdicts only).")
 
 
@@ -275,3 +275,12 @@ def parse_results(data: bytes | str, name: str = "results") -> Results:
             where = where or "top level"
             raise ResultsError(f"{name}: not a tracekit analyze JSON ({where}: {error['msg']})") from None
         raise ResultsError(f"{name}: {where}: {error['msg']} (not a tracekit analyze JSON?)") from None
+
+
+def results_schema() -> str:
+    """The JSON Schema (draft 2020-12) of the analyze JSON, as ``tracekit schema results`` prints it."""
+    import json
+
+    document = Results.model_json_schema(by_alias=True)
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **document}
+    return json.dumps(document, ensure_ascii=False, indent=2)

@@ -66,7 +66,8 @@ def trace_paths(paths: Iterable[str | Path]) -> list[str]:
             before = len(found)
             _walk_sorted(text, TRACE_SUFFIX, found)
             if len(found) == before:
-                raise TraceFormatError(f"no trace files found in {text} (trace files end in {TRACE_SUFFIX})")
+                folder = os.path.join(text, "")
+                raise TraceFormatError(f"no trace files found in {folder} (trace files end in {TRACE_SUFFIX})")
         elif os.path.isfile(text):
             found.append(text)
         else:

@@ -97,7 +97,7 @@ class GroupFigures(ResultModel):
     pending: int = Field(description="Of them, pending.")
     pass_rate: float | None = Field(description="pass / decided verdicts (null: none decided).")
     pass_or_acceptable_rate: float | None = Field(description="(pass + acceptable) / decided verdicts.")
-    results: VerdictCounts = Field(description="Traces per verdict result.")
+    results: VerdictCounts = Field(description="The group's traces per verdict result.")
     mean_tool_use_total: float = Field(description="Mean seed 003 tool-use total.")
     mean_steps: float = Field(description="Mean judged tool calls (seed 001 steps).")
     mean_output_tokens: float = Field(description="Mean answer tokens (seed 001).")

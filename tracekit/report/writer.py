@@ -13,6 +13,7 @@ show comes from its ``summary``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,8 +85,8 @@ def write_reports(
     - ``traces_loader``: reads a trace file for its page (default ``load_trace``). The file is
       ``traces[].trace_file`` relative to ``results_dir`` (default: the results file's folder when
       ``results`` is a path, else the working directory); results written before ``trace_file`` existed
-      name it by ``source``, tried from the working directory, then from ``results_dir``. A trace that
-      cannot be read gets a page built from the results alone, saying why.
+      name it by ``source``, tried from ``results_dir`` and each folder above it, then from the working
+      directory. A trace that cannot be read gets a page built from the results alone, saying why.
     - ``fail_on``: ``fail`` or ``acceptable``; decides ``ReportOutcome.failing`` and JUnit failures.
     - ``results_name``: what the pages say they were written from (default: the results file's name).
 
@@ -171,10 +172,12 @@ def _trace_loader(read: Callable[[str], Trace], results_dir: str | Path | None) 
         candidates = []
         if run.entry.trace_file:
             candidates.append(Path(results_dir or ".") / run.entry.trace_file)
-        if run.source:
-            candidates.append(Path(run.source))
-            if results_dir is not None and not Path(run.source).is_absolute():
-                candidates.append(Path(results_dir) / run.source)
+        if run.source:  # results written before trace_file: source is relative to a folder above the results
+            source = Path(run.source)
+            if results_dir is not None and not source.is_absolute():
+                folder = Path(os.path.abspath(results_dir))
+                candidates += [ancestor / source for ancestor in (folder, *folder.parents)]
+            candidates.append(source)
         if not candidates:
             return None, "the results name no trace file"
         error = "not found"
