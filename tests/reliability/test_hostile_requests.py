@@ -5,8 +5,9 @@
 - Any JSON object, however odd its fields, is forwarded and recorded: the proxy never answers with an
   error of its own making, and every trace reads back.
 - An oversize body gets a clear 413 in the provider's error shape, and is not forwarded.
-- An unknown route (or method) gets a clear 404 in the provider's error shape with ``x-should-retry:
-  false``, and nothing is forwarded or recorded.
+- Every other route (or method) is forwarded and recorded as an ``http_exchange``, and replay answers it the
+  same way; one never recorded gets a clear 404 in the provider's error shape with ``x-should-retry: false``.
+  The proxy's own ``/_tracekit/`` paths are never forwarded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracekit.proxy import ProxyConfig, RunningProxy
+from tracekit.proxy import ProxyConfig, RunningProxy, bytes_of
 from tracekit.redact import Redactor
 from tracekit.testing import FakeUpstream, text_reply
 from tracekit.trace import load_trace
@@ -107,7 +108,7 @@ def test_a_body_that_is_not_a_json_object_is_forwarded_untouched_and_recorded_ra
     assert "not a JSON object" in response.text
     (call,) = [r for r in proxied.records(session) if r["kind"] == "model_call"]
     assert "request" not in call
-    assert call["request_raw"] == body.decode("utf-8", "replace")
+    assert bytes_of(call["request_raw"], "request_raw" in call.get("escaped", [])) == body, "kept byte for byte"
     assert call["status"] == 400
 
 
@@ -243,47 +244,49 @@ def _provider_error(provider: str, body: Any) -> dict[str, Any]:
     return error
 
 
-# -- unknown routes --------------------------------------------------------------------------------------
+# -- other routes ---------------------------------------------------------------------------------------
 
-OUTSIDE_THE_API = [("POST", "/"), ("GET", "/_tracekit/config"), ("POST", "/v2/messages"), ("GET", "/" + "a" * 6000),
-                   ("PUT", "/_tracekit/health")]  # fmt: skip
-OTHER_API_ROUTES = [("POST", "/v1/complete"), ("GET", "/v1/messages"), ("DELETE", "/v1/messages"),
-                    ("POST", "/v1/embeddings"), ("GET", "/v1/models")]  # fmt: skip
+PROXY_OWN = [("GET", "/_tracekit/config"), ("PUT", "/_tracekit/health"), ("POST", "/_tracekit/sessions/x")]
+OTHER_ROUTES = [("POST", "/"), ("POST", "/v2/messages"), ("GET", "/" + "a" * 6000), ("POST", "/v1/complete"),
+                ("GET", "/v1/messages"), ("DELETE", "/v1/messages"), ("POST", "/v1/embeddings"),
+                ("GET", "/v1/models")]  # fmt: skip
 
 
 def _listing(proxied: ProxyUnderTest) -> tuple[int, list[str]]:
     return len(proxied.upstream.requests), sorted(p.name for p in proxied.out.iterdir())
 
 
-def _assert_clear_404(response: httpx2.Response, method: str) -> dict[str, Any]:
+def _assert_clear_404(response: httpx2.Response, method: str, says: str) -> dict[str, Any]:
     assert response.status_code == 404
     assert response.headers.get("x-should-retry") == "false"
     error: dict[str, Any] = response.json()["error"]
     assert isinstance(error.get("message"), str) and error.get("type")
-    assert "no route" in error["message"] and method in error["message"]
+    assert says in error["message"] and method in error["message"]
     return error
 
 
-@pytest.mark.parametrize(("method", "path"), OUTSIDE_THE_API)
-def test_a_route_outside_the_api_gets_a_clear_404_and_nothing_is_forwarded(
+@pytest.mark.parametrize(("method", "path"), PROXY_OWN)
+def test_the_proxys_own_paths_get_a_clear_404_and_nothing_is_forwarded(
     proxied: ProxyUnderTest, method: str, path: str
 ) -> None:
     before = _listing(proxied)
-    _assert_clear_404(proxied.client.request(method, path, content=b'{"model": "m"}'), method)
+    _assert_clear_404(proxied.client.request(method, path, content=b'{"model": "m"}'), method, "no route")
     assert _listing(proxied) == before
 
 
-@pytest.mark.parametrize(("method", "path"), OTHER_API_ROUTES)
-def test_other_api_routes_pass_through_unrecorded_when_recording(
-    proxied: ProxyUnderTest, method: str, path: str
-) -> None:
-    """Token counting, model lists, ...: forwarded as they are, answered by the upstream, not recorded."""
-    files = _listing(proxied)[1]
+@pytest.mark.parametrize(("method", "path"), OTHER_ROUTES)
+def test_other_routes_are_forwarded_and_recorded(proxied: ProxyUnderTest, method: str, path: str) -> None:
+    """Token counting, model lists, unknown paths: forwarded as they are, the upstream's answer passed on, the
+    exchange recorded (in the side file: no session named)."""
     response = proxied.client.request(method, path, content=b'{"model": "m"}')
     forwarded = proxied.upstream.requests[-1]
     assert (forwarded.method, forwarded.path, forwarded.raw) == (method, path, b'{"model": "m"}')
     assert response.status_code == 404 and "tracekit fake upstream" in response.text, "the upstream's own answer"
-    assert _listing(proxied)[1] == files
+    (side,) = proxied.out.glob("*-other-routes.jsonl")
+    deadline = time.monotonic() + 5
+    while not [r for r in read_lines(side) if r["kind"] == "http_exchange" and r["path"] == path]:
+        assert time.monotonic() < deadline, f"{method} {path} not recorded"
+        time.sleep(0.005)
 
 
 @pytest.fixture(scope="module")
@@ -293,9 +296,12 @@ def replaying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx2.Clien
         yield client
 
 
-@pytest.mark.parametrize(("method", "path"), OUTSIDE_THE_API + OTHER_API_ROUTES)
-def test_an_unknown_route_gets_a_clear_404_when_replaying(replaying: httpx2.Client, method: str, path: str) -> None:
-    _assert_clear_404(replaying.request(method, path, content=b'{"model": "m"}'), method)
+@pytest.mark.parametrize(("method", "path"), PROXY_OWN + OTHER_ROUTES)
+def test_an_unrecorded_route_gets_a_clear_404_when_replaying(
+    replaying: httpx2.Client, method: str, path: str
+) -> None:
+    says = "no route" if path.startswith("/_tracekit/") else "no recording matches"
+    _assert_clear_404(replaying.request(method, path, content=b'{"model": "m"}'), method, says)
 
 
 @pytest.mark.parametrize("path", ["/v1/complete", "/v1/messages/batches"])

@@ -4,7 +4,8 @@
 ...) and ``GET /_tracekit/health``. In record mode answers come from the upstream API; in replay mode from a
 ``ReplayIndex`` (and, with ``on_miss="record"``, from upstream when no recording matches). Intercepts and
 faults apply the same way in both. Every other route is forwarded and recorded (record) or answered from
-the recordings (replay) by ``other_routes``; bodies over ``max_body_bytes`` get a 413 (``refusals``). A
+the recordings (replay) by ``other_routes``, except the proxy's own ``/_tracekit/`` paths (404); bodies over
+``max_body_bytes`` get a 413 (``refusals``). A
 body that is not a JSON object is forwarded as it came and recorded with ``request_raw`` and
 ``request_parse_error``.
 
@@ -38,7 +39,7 @@ from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
 from tracekit.proxy.other_routes import OtherRoutes
 from tracekit.proxy.recorder import Recorder
-from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES, too_large
+from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES, no_route, too_large
 from tracekit.proxy.relay import Ending, relay
 from tracekit.proxy.replayer import ReplayIndex, miss_answer, recorded_answer
 from tracekit.proxy.request import clean_headers, read_request
@@ -49,6 +50,8 @@ from tracekit.redact import Redactor, default_redactor
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/_tracekit/health"
+#: The proxy's own namespace: never forwarded (a 404 for anything but the health route).
+OWN_PATHS = "/_tracekit/"
 ROUTES: dict[str, Provider] = {provider.ROUTE: provider for provider in PROVIDERS.values()}
 
 
@@ -202,6 +205,8 @@ class Proxy:
             task.add_done_callback(self._in_flight.discard)
 
     async def _other_route(self, request: web.Request) -> web.StreamResponse:
+        if request.path.startswith(OWN_PATHS):
+            return no_route(request)
         raw = await self._read_body(request, None)
         if isinstance(raw, web.Response):
             return raw
