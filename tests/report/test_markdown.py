@@ -40,7 +40,7 @@ def test_markdown_stays_short_for_a_large_run(report_inputs: dict[str, Any]) -> 
     assert len(lines) <= MAX_LINES
     assert "**Against the baseline:** 300 regressions" in text
     assert "- … and 292 more" in text  # 8 regressions listed
-    assert "Group A → B" in text and "pass rate 100% → 0%" in text
+    assert "Group A → B" in text and "pass rate (pass only) 100% → 0%" in text
     assert "**Failing (300):**" in text
     assert "… 4 more kinds" in text
     assert text.endswith("Full report: `reports/html/index.html`\n")

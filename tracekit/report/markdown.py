@@ -65,7 +65,7 @@ def render_markdown(
         better = sum(1 for change in comparison.changed if change.better)
         delta = overall_delta.pass_rate_delta
         lines += ["", f"**Group {_esc(a)} → {_esc(b)}** on {comparison.shared_cases} shared cases"
-                      + (" (paired within each run)" if comparison.runs else "") + ": pass rate "
+                      + (" (paired within each run)" if comparison.runs else "") + ": pass rate (pass only) "
                       f"{_pct(overall_delta.a.tally.pass_rate)} → {_pct(overall_delta.b.tally.pass_rate)}"
                       f" ({'—' if delta is None else f'{delta:+.0f} pp'}); "
                       f"{len(comparison.changed)} cases changed ({better} better, "
