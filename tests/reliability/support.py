@@ -7,6 +7,9 @@
 - ``CapturingTransport``: an httpx2 transport for the SDKs that keeps the raw bytes each response brought,
   and when they arrived.
 - ``exchange_records``: the records of a trace file that stand for one HTTP exchange each.
+- ``MisbehavingUpstream``: an upstream that does what the scripted fake never does (hangs, answers a 200
+  that is not JSON, sends bytes that are not UTF-8), one aiohttp handler per route, cancelled when the proxy
+  hangs up.
 
 Requests are correlated across the three by the ``x-load-turn`` header (forwarded upstream, unlike
 ``x-tracekit-session``) and the SDKs' ``x-stainless-retry-count``.
@@ -31,6 +34,7 @@ import orjson
 from aiohttp import web
 
 from tracekit._fake.wire import WireResponse
+from tracekit.loop_thread import LoopThread
 from tracekit.testing import FakeUpstream
 
 TURN_HEADER = "x-load-turn"
@@ -194,6 +198,40 @@ class CapturingUpstream(FakeUpstream):
     async def _deliver(self, request: web.Request, wire: WireResponse, *args: Any, **kwargs: Any) -> Any:
         self._entry(request_key(request.headers)).wire = wire
         return await super()._deliver(request, wire, *args, **kwargs)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class MisbehavingUpstream:
+    """An aiohttp server on loopback serving ``routes`` ((method, path) -> handler) from its own thread. It runs
+    with ``handler_cancellation``: a handler is cancelled as soon as the proxy closes the connection."""
+
+    def __init__(self, routes: dict[tuple[str, str], Handler]) -> None:
+        self.routes = routes
+        self.url = ""
+        self._thread: LoopThread | None = None
+        self._runner: web.AppRunner | None = None
+
+    async def _start(self) -> tuple[web.AppRunner, str]:
+        app = web.Application()
+        for (method, path), handler in self.routes.items():
+            app.router.add_route(method, path, handler)
+        runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        return runner, f"http://127.0.0.1:{port}"
+
+    def __enter__(self) -> MisbehavingUpstream:
+        self._thread = LoopThread("misbehaving-upstream")
+        self._runner, self.url = self._thread.run(self._start(), timeout=10)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._thread is not None and self._runner is not None:
+            self._thread.stop(self._runner.cleanup(), timeout=10)
 
 
 # -- the client side: raw bytes as the SDK received them ------------------------------------------------

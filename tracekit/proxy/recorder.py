@@ -176,6 +176,14 @@ class Recorder:
             oldest, _ = self._open_files.popitem(last=False)
             oldest.suspend()
 
+    async def written(self) -> None:
+        """Wait until every record recorded so far is in its file (tests, notebooks: no polling)."""
+        if self._scrubbing is not None:
+            async with self._scrubbing:
+                pass
+        for trace in list(self.traces):
+            await trace.written()
+
     # -- secrets learnt late -----------------------------------------------------------------------------
 
     async def rescrub(self) -> None:

@@ -140,6 +140,12 @@ class RunningProxy(ThreadServed):
         self._runner, self.url = self._thread.run(start(self.proxy, self.host, self.port), timeout=10)
         return self
 
+    def wait_written(self, timeout: float = 10) -> None:
+        """Return once every exchange answered so far is recorded and its file on disk."""
+        if self._thread is None:
+            raise RuntimeError("the proxy is not running")
+        self._thread.run(self.proxy.written(), timeout=timeout)
+
     def close(self) -> None:
         """Stop serving, finish writing the traces, join the thread."""
         thread, runner = self._thread, self._runner

@@ -158,6 +158,12 @@ class Proxy:
         if self.upstream is not None:
             await self.upstream.close()
 
+    async def written(self) -> None:
+        """Wait until every exchange answered so far is recorded and on disk."""
+        await self.tracker.drain()
+        if self.tracker.recorder is not None:
+            await self.tracker.recorder.written()
+
     async def stop_exchanges(self, grace: float) -> None:
         """Give the exchanges in flight ``grace`` seconds, then cancel the rest; each is recorded either way
         (a cancelled one as partial, ``error.type`` 'proxy_stopped')."""

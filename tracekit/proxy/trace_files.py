@@ -202,6 +202,14 @@ class SessionTrace:
         self._opening.add_done_callback(lambda _: loop.call_soon_threadsafe(self._opened))
         return False
 
+    async def written(self) -> None:
+        """Wait until every record recorded so far is on disk (its file created, nothing held back)."""
+        opening = self._opening
+        if opening is not None and not self._created:
+            await asyncio.wrap_future(opening)
+            await asyncio.sleep(0)  # the callback that takes the new file runs on this loop
+        self.flush()
+
     def _opened(self) -> None:
         if self._closed or self._opening is None or self._created:
             return
