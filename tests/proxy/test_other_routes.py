@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import openai
@@ -23,7 +24,7 @@ from tracekit.testing import FakeUpstream, ScriptLike, text_reply
 
 from .helpers import of_kind, replaying, trace_records
 
-HELLO = [{"role": "user", "content": "你好"}]
+HELLO: list[Any] = [{"role": "user", "content": "你好"}]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 

@@ -38,7 +38,7 @@ from tracekit.trace import load_trace
 
 from .support import MisbehavingUpstream, RecordProcess, read_lines, secret_hits
 
-HELLO = [{"role": "user", "content": "你好"}]
+HELLO: list[Any] = [{"role": "user", "content": "你好"}]
 REPLY = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
          "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2},
          "content": [{"type": "text", "text": "北京晴"}]}  # fmt: skip
@@ -333,7 +333,7 @@ def test_a_large_answer_is_stored_once(tmp_path: Path) -> None:
         client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
         again = client.messages.create(model="m", max_tokens=8, messages=HELLO)
         assert again.content == first.content
-        assert client.messages.create(model="m", max_tokens=8, messages=messages).content[0].text == "好"
+        assert client.messages.create(model="m", max_tokens=8, messages=messages).content[0].text == "好"  # type: ignore[union-attr]
         assert proxy.proxy.misses == []
 
 

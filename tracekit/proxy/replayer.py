@@ -39,6 +39,7 @@ from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, it
 
 log = logging.getLogger(__name__)
 
+_FIRST_PROVIDER = next(iter(PROVIDERS))
 #: Recorded response headers given back (content type and length are set for the answer given).
 _REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id")
 
@@ -111,9 +112,9 @@ class ReplayIndex:
                     self.other[record.request_key].append(_from_http_exchange(path, record))
             elif isinstance(record, ModelCall):
                 made_here = record.fault or record.replay_miss or record.from_attempts
-                if not made_here and record.request_key:
+                if not made_here and record.request_key and record.provider in PROVIDERS:
                     self.add(record.request_key, self._from_model_call(path, record))
-            elif isinstance(record, ErrorRecord) and record.request_key:
+            elif isinstance(record, ErrorRecord) and record.request_key and _provider_of(record) in PROVIDERS:
                 self.add(record.request_key, self._from_error(path, record))
 
     def add(self, key: str, answer: RecordedAnswer) -> None:
@@ -178,7 +179,7 @@ class ReplayIndex:
         body = record.body if isinstance(record.body, dict) else None
         return RecordedAnswer(
             where=f"{path.name} attempt {record.attempt or '?'} of model_call {record.model_call}",
-            provider=PROVIDERS[record.provider or "anthropic"],
+            provider=PROVIDERS[_provider_of(record)],
             request=None,
             status=record.status or 502,
             response=body,
@@ -190,6 +191,11 @@ class ReplayIndex:
             transport=record.transport,
             headers=dict(record.response_headers or {}),
         )
+
+
+def _provider_of(record: ErrorRecord) -> str:
+    """An attempt's provider; attempts written before error records named it were Anthropic's (the first)."""
+    return record.provider or _FIRST_PROVIDER
 
 
 def _from_http_exchange(path: Path, record: HttpExchange) -> RecordedRoute:
