@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracekit.cli.main import cli
-from tracekit.errors import TraceFormatError
+from tracekit.errors import NotATraceError, TraceFormatError
 from tracekit.redact import Redactor
 from tracekit.trace import (
     FORMAT_VERSION,
@@ -210,3 +210,55 @@ def test_analyze_and_show_exit_0_or_2_on_hostile_files(
     _cli_survives("analyze", str(folder), "--json", str(tmp_path / "results.json"), "--no-progress")
     for name in ("random.jsonl", "cut.jsonl"):
         _cli_survives("show", str(folder / name))
+
+
+@FUZZ
+@given(choice=st.integers(min_value=0), value=json_values)
+def test_a_wrong_value_in_a_header_field_is_refused_by_line_1_and_field_on_both_read_paths(
+    tmp_path: Path, valid_bytes: bytes, choice: int, value: Any
+) -> None:
+    header_line, *rest = valid_bytes.splitlines()
+    header = orjson.loads(header_line)
+    fields = sorted(key for key in header if key != "kind")
+    field = fields[choice % len(fields)]
+    header[field] = value
+    path = tmp_path / "header.jsonl"
+    path.write_bytes(b"\n".join([orjson.dumps(header), *rest]) + b"\n")
+    for fast in (False, True):
+        try:
+            trace = load_trace(path, fast=fast)
+        except TraceFormatError as exc:
+            assert not isinstance(exc, NotATraceError)
+            assert str(exc).startswith(f"{path}:1: ") and field in str(exc), str(exc)
+            continue
+        assert trace.header.kind == "header" and len(trace.records) == len(RECORDS) - 1
+        assert trace.problems == []
+
+
+def test_one_bad_file_among_good_ones_is_named_and_the_others_analyzed(tmp_path: Path, valid_bytes: bytes) -> None:
+    """The attacks of issue 14: a wrong-typed header field, a 10k-deep tool input, a JSON file that is not a
+    trace. Each is one line on stderr naming the file (and line), the valid trace is still analyzed, exit 2."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    header, *rest = valid_bytes.splitlines()
+    (folder / "a-valid.jsonl").write_bytes(valid_bytes)
+    null_id = orjson.loads(header) | {"trace_id": None}
+    (folder / "b-null-id.jsonl").write_bytes(b"\n".join([orjson.dumps(null_id), *rest]) + b"\n")
+    negative = orjson.loads(header) | {"format": -1}
+    (folder / "c-format.jsonl").write_bytes(b"\n".join([orjson.dumps(negative), *rest]) + b"\n")
+    deep = b'{"kind":"tool_call","index":1,"name":"x","message_index":9,"input":' + b"[" * 10_000 + b"]" * 10_000 + b"}"
+    (folder / "d-deep.jsonl").write_bytes(b"\n".join([header, deep, *rest]) + b"\n")
+    (folder / "e-other.jsonl").write_bytes(orjson.dumps({"results": [1, 2, 3]}) + b"\n")
+    result = CliRunner().invoke(cli, ["analyze", str(folder), "--json", str(tmp_path / "out.json"), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    for name, where in [("b-null-id", ":1: invalid trace header: field trace_id"),
+                        ("c-format", ":1: invalid trace header: field format"),
+                        ("d-deep", ":2: tool_call.input: nested deeper than 1024 levels"),
+                        ("e-other", ": not a trace but a JSON object with keys results")]:  # fmt: skip
+        assert f"{folder / name}.jsonl{where}" in result.output
+    traces = orjson.loads((tmp_path / "out.json").read_bytes())["traces"]
+    assert [Path(trace["source"]).name for trace in traces] == ["a-valid.jsonl", "d-deep.jsonl"]
+    for name in ("b-null-id", "c-format", "e-other"):
+        shown = CliRunner().invoke(cli, ["show", str(folder / f"{name}.jsonl")])
+        assert shown.exit_code == 2 and len(shown.output.splitlines()) == 1, shown.output

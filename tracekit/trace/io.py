@@ -1,14 +1,17 @@
 """Reading and writing trace files (JSONL: a header line, then one record per line).
 
 The writer appends one line per record and flushes it, so a crash loses at most the record being
-written; every line passes through the redactor first. The reader streams: a torn or corrupt line is
-reported as a ``ReadProblem`` naming the file and line, and reading goes on.
+written; every line passes through the redactor first. The reader streams, a chunk of lines at a time (memory
+holds the records, not the file's bytes): a torn or corrupt line is reported as a ``ReadProblem`` naming the
+file and line, and reading goes on; a file that is not a trace, or whose header cannot be used, is refused
+with an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -16,10 +19,11 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from tracekit.errors import TraceFormatError
+from tracekit.errors import NotATraceError, TraceFormatError
 from tracekit.redact import Redactor, default_redactor
+from tracekit.trace.foreign import not_a_record_message, not_a_trace_message, parse_document, unreadable_message
 from tracekit.trace.migrations import header_format, upgrade_record
-from tracekit.trace.models import FORMAT_VERSION, Header, Record
+from tracekit.trace.models import FORMAT_VERSION, RECORD_KINDS, Header, Record
 
 TRACE_SUFFIX = ".jsonl"
 
@@ -87,50 +91,75 @@ def write_trace(path: str | Path, records: Iterable[BaseModel], *, redactor: Red
 
 
 def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
-    """All the validated records of one trace file, as ``iter_records`` yields them.
+    """All the validated records of one trace file, header first (made up from the file name when it is
+    missing), for ``load_trace``; unreadable lines are appended to ``problems``.
 
-    A whole, intact file of the current format is validated in one pass straight from its bytes
-    (pydantic-core parses the JSON itself: about twice as fast as orjson plus validating dicts); any
-    other file, or one with a bad line, goes through ``iter_records``, which says what is wrong where.
+    Raises ``NotATraceError`` for a file that is not a trace at all (empty, no line a record, another JSON
+    document such as a tau-bench results file: the message names the import that reads it) and
+    ``TraceFormatError`` for a header that cannot be used (a field of the wrong type, an unknown or newer
+    format), naming the file, the line and the field.
+
+    An intact file of the current format is validated a chunk of lines at a time straight from its bytes
+    (pydantic-core parses the JSON itself: about twice as fast as orjson plus validating dicts); any other
+    file, or one with a bad line, goes through ``iter_records``, which says what is wrong where.
     """
-    data = read_whole(path)
-    if data is not None and is_intact_current(data):
-        validate_json = _RECORD.validator.validate_json
+    validate_json = _RECORD.validator.validate_json
+
+    def validate(chunk: bytes) -> list[Any] | None:
         try:
             # A line of only whitespace fails here and sends the file down the slow path, which skips it.
-            return [validate_json(line) for line in data.split(b"\n") if line]
+            return [validate_json(line) for line in chunk.split(b"\n") if line]
         except ValidationError:
-            pass
-    return list(iter_records(path, problems))
-
-
-def read_whole(path: str | Path) -> bytes | None:
-    """The bytes of a trace file small enough to read in one call (``WHOLE_FILE_LIMIT``), else None."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
             return None
-        return handle.read()
+
+    records = read_intact(path, validate)
+    if records is not None:
+        return records
+    return list(iter_records(path, problems, require_trace=True))
 
 
-def is_intact_current(data: bytes) -> bool:
-    """Whether ``data`` ends with a whole line and starts with a header of the current format: a file the
-    fast readers may try (a damaged line further on still sends it to ``iter_records``)."""
-    if not data.endswith(b"\n"):
-        return False
-    try:
-        header = orjson.loads(data[: data.find(b"\n")])
-    except orjson.JSONDecodeError:
-        return False
-    # The header's own ``format`` decides: a format-0 file must go through the migrations.
-    return isinstance(header, dict) and header.get("kind") == "header" and header_format(header) == FORMAT_VERSION
+def read_intact(path: str | Path, decode: Callable[[bytes], list[Any] | None]) -> list[Any] | None:
+    """The records of an intact file of the current format, ``decode`` turning each chunk of whole lines
+    (about ``CHUNK_BYTES``, ending with a newline) into its records, or into None when a line does not fit.
+
+    None when the file does not end with a whole line or start with a header of the current format, or when
+    ``decode`` gives up: the caller reads the file with ``iter_records`` then, which says what is wrong where.
+    Memory holds the records and one chunk of the file, never the whole file's bytes.
+    """
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= CHUNK_BYTES:  # most traces: one read, one call of ``decode``
+            data = handle.read()
+            intact = data.endswith(b"\n") and _starts_with_current_header(data)
+            return decode(data) if intact else None
+        if not _ends_with_newline(handle, size):
+            return None
+        records: list[Any] = []
+        for number, chunk in enumerate(_chunks(handle)):
+            if number == 0 and not _starts_with_current_header(chunk):
+                return None
+            if not chunk:
+                continue
+            if not chunk.endswith(b"\n"):
+                return None  # a torn line appended while we read: iter_records reports it
+            decoded = decode(chunk)
+            if decoded is None:
+                return None
+            records += decoded
+    return records
 
 
-def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]:
+def iter_records(path: str | Path, problems: list[ReadProblem], *, require_trace: bool = False) -> Iterator[Any]:
     """Yield the validated records of one trace file, appending unreadable lines to ``problems``.
 
-    The first readable record must be the header; if the header line itself is damaged, a header is
-    made up from the file name (and reported) so that the rest of the trace is still read. Raises
-    ``TraceFormatError`` only for a file written by a newer tracekit.
+    The first readable record must be the header; if the header line itself is damaged (not JSON), or a
+    record of another kind comes first, a header is made up from the file name (and reported) so that the
+    rest of the trace is still read. Raises ``TraceFormatError`` for a header whose format is not a format
+    number or is newer than this tracekit.
+
+    ``require_trace`` (``load_trace``): also raise ``TraceFormatError`` for a header with a field of the
+    wrong type, and ``NotATraceError`` for a file that is not a trace (no line a record, or the first JSON
+    line not a record); without it such lines are reported as problems, as every other bad line.
 
     Lines of the current format are validated straight from their bytes (pydantic-core parses the JSON
     itself, which is about twice as fast as parsing with orjson and validating the dict); a line that
@@ -138,6 +167,8 @@ def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]
     """
     name = str(path)
     file_format: int | None = None
+    header_line = 0
+    first_problem = len(problems)
     validate_json = _RECORD.validator.validate_json
     for number, line, torn in _numbered_lines(path):
         if file_format == FORMAT_VERSION:
@@ -149,45 +180,162 @@ def iter_records(path: str | Path, problems: list[ReadProblem]) -> Iterator[Any]
         try:
             raw = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            what = "torn last line (the writer stopped mid-record)" if torn else f"not JSON ({exc})"
-            problems.append(ReadProblem(name, number, what))
-            continue
-        if not isinstance(raw, dict):
-            problems.append(ReadProblem(name, number, f"expected a JSON object, got {type(raw).__name__}"))
+            if require_trace and file_format is None and len(problems) == first_problem:
+                _refuse_a_json_document(path, line)
+            problems.append(ReadProblem(name, number, _unparsable(line, exc, torn)))
             continue
         if file_format is None:
+            if require_trace and not _is_record(raw):
+                _refuse_a_json_document(path, line)
+                raise NotATraceError(not_a_record_message(name, number, raw))
+            if not isinstance(raw, dict):
+                problems.append(ReadProblem(name, number, f"expected a JSON object, got {type(raw).__name__}"))
+                continue
             if raw.get("kind") == "header":
-                file_format = header_format(raw)
+                file_format, header_line = _declared_format(raw, f"{name}:{number}"), number
             else:
                 problems.append(ReadProblem(name, number, "no header record before this line; assumed one"))
                 file_format = FORMAT_VERSION
                 yield Header(trace_id=Path(name).stem)
+        elif not isinstance(raw, dict):
+            problems.append(ReadProblem(name, number, f"expected a JSON object, got {type(raw).__name__}"))
+            continue
         if file_format != FORMAT_VERSION:
             raw = upgrade_record(raw, file_format, f"{name}:{number}")
         try:
             yield _RECORD.validate_python(raw)
         except ValidationError as exc:
+            if require_trace and number == header_line:
+                raise TraceFormatError(
+                    f"{name}:{number}: invalid trace header: {_field_error(exc)}; the first line of a trace is its "
+                    'header (kind "header", format, trace_id: a string): fix that line or record the trace again'
+                ) from None
             problems.append(ReadProblem(name, number, _describe(exc)))
+    if require_trace and file_format is None:
+        first = problems[first_problem] if len(problems) > first_problem else None
+        raise NotATraceError(unreadable_message(name, f"line {first.line}: {first.message}" if first else None))
 
 
-#: Files up to this size are read in one call (fast); larger ones line by line (flat memory).
-WHOLE_FILE_LIMIT = 32 * 1024 * 1024
+#: Files are read in pieces of about this size, each ending at a line end, so that memory holds one piece
+#: of a file's bytes at a time whatever its size (a line longer than a piece is read whole).
+CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def _chunks(handle: IO[bytes]) -> Iterator[bytes]:
+    """The rest of the file in pieces of about ``CHUNK_BYTES`` that end with a newline, then whatever follows
+    the last newline (empty, unless the last line is torn)."""
+    pending: list[bytes] = []
+    while block := handle.read(CHUNK_BYTES):
+        end = block.rfind(b"\n") + 1
+        if not end:
+            pending.append(block)  # no line end yet: a long line
+            continue
+        pending.append(block[:end])
+        yield b"".join(pending)
+        pending = [block[end:]]
+    yield b"".join(pending)
 
 
 def _numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     """``(line number, line, torn)`` for every non-blank line of a file; ``torn`` marks a last line
     with no newline after it (the writer stopped mid-record)."""
+    number = 0
     with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > WHOLE_FILE_LIMIT:
-            for number, line in enumerate(handle, start=1):
+        for chunk in _chunks(handle):
+            lines = chunk.split(b"\n")
+            tail = lines.pop()  # after the chunk's last newline: only the final piece has one, a torn line
+            for line in lines:
+                number += 1
                 if line.strip():
-                    yield number, line, not line.endswith(b"\n")
-            return
-        pieces = handle.read().split(b"\n")
-    last = len(pieces) - 1  # the piece after the final newline: empty unless the last line is torn
-    for index, line in enumerate(pieces):
-        if line.strip():
-            yield index + 1, line, index == last
+                    yield number, line, False
+            if tail.strip():
+                yield number + 1, tail, True
+
+
+def _ends_with_newline(handle: IO[bytes], size: int) -> bool:
+    if size == 0:
+        return False
+    handle.seek(size - 1)
+    last = handle.read(1)
+    handle.seek(0)
+    return last == b"\n"
+
+
+def _starts_with_current_header(chunk: bytes) -> bool:
+    """Whether the first line is a header of the current format: a file the fast readers may try (a damaged
+    line further on still sends it to ``iter_records``)."""
+    end = chunk.find(b"\n")
+    try:
+        header = orjson.loads(chunk[:end] if end >= 0 else chunk)
+    except orjson.JSONDecodeError:
+        return False
+    # The header's own ``format`` decides: a format-0 file must go through the migrations.
+    return isinstance(header, dict) and header.get("kind") == "header" and header_format(header) == FORMAT_VERSION
+
+
+def _is_record(raw: Any) -> bool:
+    return isinstance(raw, dict) and raw.get("kind") in RECORD_KINDS
+
+
+def _refuse_a_json_document(path: str | Path, first_line: bytes) -> None:
+    """Raise ``NotATraceError`` saying what the file is when it is one JSON document (a tau-bench results file,
+    a list of chat messages, ...) rather than a trace; return when it is not."""
+    if first_line.lstrip()[:1] not in (b"[", b"{"):
+        return
+    whole, document = parse_document(path)
+    if whole:
+        raise NotATraceError(not_a_trace_message(path, document))
+
+
+def _declared_format(raw_header: dict[str, Any], where: str) -> int:
+    """The format the header declares; ``TraceFormatError`` when it is not a format number."""
+    field = "format" if "format" in raw_header or "version" not in raw_header else "version"
+    value = raw_header.get(field, 0)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return header_format(raw_header)
+    raise TraceFormatError(
+        f"{where}: invalid trace header: field {field}: expected a trace format number (0 to {FORMAT_VERSION}), "
+        f"got {_shown(value)}; fix that line or record the trace again"
+    )
+
+
+#: orjson refuses JSON nested deeper than this.
+JSON_DEPTH_LIMIT = 1024
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"\s*(:)?|[\[\]{}]')
+_KIND = re.compile(rb'"kind"\s*:\s*"([a-z_]{1,40})"')
+
+
+def _unparsable(line: bytes, exc: orjson.JSONDecodeError, torn: bool) -> str:
+    """What is wrong with a line that is not JSON."""
+    if torn:
+        return "torn last line (the writer stopped mid-record)"
+    if "depth limit" not in str(exc):
+        return f"not JSON ({exc})"
+    kind = _KIND.search(line)
+    field = ".".join(part for part in (kind.group(1).decode() if kind else None, _deep_field(line)) if part)
+    return f"{field or 'record'}: nested deeper than {JSON_DEPTH_LIMIT} levels, more than tracekit reads"
+
+
+def _deep_field(line: bytes) -> str | None:
+    """The top-level key of the record whose value nests deepest first (scanned up to the depth limit)."""
+    depth, key = 0, None
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+            if depth > JSON_DEPTH_LIMIT:
+                break
+        elif text in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and token.group(1):
+            key = text[: text.rindex(b'"') + 1]
+    if key is None:
+        return None
+    try:
+        return str(orjson.loads(key))
+    except orjson.JSONDecodeError:
+        return None
 
 
 def trace_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -208,3 +356,19 @@ def _describe(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "record"
     return f"invalid record: {where}: {first['msg']}"
+
+
+def _field_error(exc: ValidationError) -> str:
+    """``field NAME: message, got VALUE`` for the first error of a header (its ``loc`` begins with the kind)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"][1:]) or "record"
+    return f"field {where}: {first['msg']}, got {_shown(first.get('input'))}"
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, shortened to a readable length."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -27,7 +27,7 @@ import msgspec
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from tracekit.trace.io import is_intact_current, read_whole
+from tracekit.trace.io import read_intact
 from tracekit.trace.models import RECORD_CLASSES
 
 
@@ -73,17 +73,21 @@ _DECODE_ALL = msgspec.json.Decoder(list[Union[MIRRORS]]).decode  # type: ignore[
 
 def read_mirrored(path: str | Path) -> list[Any] | None:
     """The records of a trace file as mirrors, header first; None when the file is not an intact file of
-    the current format whose every record a mirror accepts, or too large to read in one go (read it into
-    the models then)."""
-    data = read_whole(path)
-    if data is None or not is_intact_current(data):
-        return None
+    the current format whose every record a mirror accepts (read it into the models then, which say what
+    is wrong where). Read a chunk of lines at a time: memory holds the mirrors and one chunk of bytes."""
+    return read_intact(path, _decode_chunk)
+
+
+def _decode_chunk(chunk: bytes) -> list[Any] | None:
+    """The mirrors of a chunk of whole lines, or None when a line does not fit one."""
     try:
         # The lines become the elements of one array; a torn line would merge with the next one into
         # fewer elements than lines, which the count below catches even when the merge happens to parse.
-        records: list[Any] = _DECODE_ALL(b"[" + data[:-1].replace(b"\n", b",") + b"]")
-    except msgspec.DecodeError:
+        records: list[Any] = _DECODE_ALL(b"[" + chunk[:-1].replace(b"\n", b",") + b"]")
+    except (msgspec.DecodeError, RecursionError):
+        # RecursionError: a value nested deeper than msgspec goes (about 1000 levels); the models' reader
+        # reports the line.
         return None
-    if len(records) != data.count(b"\n"):
+    if len(records) != chunk.count(b"\n"):
         return None
     return records
