@@ -31,4 +31,48 @@ def test_show_unreadable_file_exits_2(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     result = CliRunner().invoke(cli, ["show", str(empty)])
     assert result.exit_code == 2
-    assert "no readable trace record" in result.output
+    assert result.output == f"Error: {empty}: not a trace: the file is empty\n"
+
+
+def _trace(path: Path, trace_id: str, question: str) -> Path:
+    return write_trace(path, [Header(trace_id=trace_id, source="test"), UserMessage(message_index=0, content=question)])
+
+
+def test_show_a_folder_shows_each_trace_in_it(tmp_path: Path) -> None:
+    _trace(tmp_path / "a.jsonl", "trace-a", "北京天气")
+    _trace(tmp_path / "sub" / "b.jsonl", "trace-b", "上海天气")
+    result = CliRunner().invoke(cli, ["show", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    shown = [line.split()[1] for line in result.output.splitlines() if line.startswith("trace ")]
+    assert shown == ["trace-a", "trace-b"]
+    assert "北京天气" in result.output and "上海天气" in result.output
+
+
+def test_show_a_folder_without_traces_says_so_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a trace")
+    result = CliRunner().invoke(cli, ["show", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output == f"Error: no trace files found in {tmp_path} (a trace file ends in .jsonl)\n"
+
+
+def test_show_a_file_that_is_not_a_trace_gives_one_line_and_exit_2(tmp_path: Path) -> None:
+    other = tmp_path / "settings.json"
+    other.write_bytes(b'{\n  "theme": "dark",\n  "width": 120\n}\n')
+    result = CliRunner().invoke(cli, ["show", str(other)])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert line.startswith(f"Error: {other}: not a trace but a JSON object with keys theme, width")
+    assert "tracekit import --help" in line
+
+
+def test_show_a_folder_with_one_bad_trace_shows_the_others_and_exits_2(tmp_path: Path) -> None:
+    _trace(tmp_path / "a.jsonl", "trace-a", "北京天气")
+    (tmp_path / "b.jsonl").write_bytes(b'{"kind": "header", "format": 1, "trace_id": null}\n')
+    result = CliRunner().invoke(cli, ["show", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "trace trace-a" in result.stdout
+    assert result.stderr == (
+        f"Error: {tmp_path / 'b.jsonl'}:1: invalid trace header: field trace_id: Input should be a valid string, "
+        'got null; the first line of a trace is its header (kind "header", format, trace_id: a string): '
+        "fix that line or record the trace again\n"
+    )

@@ -7,30 +7,59 @@ from typing import Any
 
 import click
 
-from tracekit.cli.common import InputError
+from tracekit.cli.common import EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--width", default=160, show_default=True, help="Shorten results and texts to this many characters.")
 @click.option("--full", is_flag=True, help="Do not shorten anything.")
-def show(path: Path, width: int, full: bool) -> None:
-    """Print the timeline of the trace in PATH: turns, tool calls with arguments, results (shortened),
-    errors marked, tokens and latency per model call."""
-    from tracekit.trace import load_trace
+def show(paths: tuple[Path, ...], width: int, full: bool) -> None:
+    """Print the timeline of each trace in PATHS (trace files, or folders of them): turns, tool calls with
+    arguments, results (shortened), errors marked, tokens and latency per model call.
 
-    try:
-        trace = load_trace(path)
-    except (TracekitError, OSError) as exc:
-        raise InputError(str(exc)) from exc
+    Exit status 2 when a path holds no trace file or a file is not a readable trace (the others are
+    still shown; the reason goes to standard error, one line per file).
+    """
+    from tracekit.trace import load_trace, trace_files
+
+    files: list[Path] = []
+    for path in paths:
+        try:
+            found = trace_files([path])
+        except TracekitError as exc:
+            raise InputError(str(exc)) from exc
+        if not found:
+            raise InputError(f"no trace files found in {path} (a trace file ends in .jsonl)")
+        files.extend(found)
     limit = 0 if full else width
-    for line in render_timeline(trace, limit):
-        click.echo(line)
-    for problem in trace.problems:
-        click.echo(f"warning: {problem}", err=True)
+    failed = False
+    for number, path in enumerate(files):
+        try:
+            trace = load_trace(path)
+        except (TracekitError, OSError) as exc:
+            if len(files) == 1:
+                raise InputError(_one_line(exc, path)) from exc
+            click.echo(f"Error: {_one_line(exc, path)}", err=True)
+            failed = True
+            continue
+        if number:
+            click.echo("")
+        for line in render_timeline(trace, limit):
+            click.echo(line)
+        for problem in trace.problems:
+            click.echo(f"warning: {problem}", err=True)
+    if failed:
+        raise SystemExit(EXIT_USAGE)
+
+
+def _one_line(exc: Exception, path: Path) -> str:
+    """The error as one line that names the file (an OSError names only its reason)."""
+    text = str(exc) if isinstance(exc, TracekitError) else f"{path}: {getattr(exc, 'strerror', None) or exc}"
+    return " ".join(text.split())
 
 
 def render_timeline(trace: Any, limit: int) -> list[str]:
