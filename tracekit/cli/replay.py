@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
+from tracekit.errors import InputError
 from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
 from tracekit.proxy.server import ProxyConfig
+from tracekit.trace import trace_files
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,6 +53,10 @@ def replay(
     """
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
+    if on_miss == "error" and not trace_files([directory]):
+        raise InputError(
+            f"no trace files found in {directory} (a trace file ends in .jsonl); record some with tracekit record"
+        )
     config = ProxyConfig(
         mode="replay",
         upstream=upstream if on_miss == "record" else None,
