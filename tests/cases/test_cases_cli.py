@@ -42,6 +42,21 @@ def test_show_prints_the_case_with_chinese_intact() -> None:
     assert code == 2 and "no case 'B2-XX-99'" in err
 
 
+def test_show_takes_an_id_in_any_letter_case() -> None:
+    code, out, _ = run("show", "b2-pc-02", "--dir", str(CASES_DIR))
+    assert code == 0 and out.startswith("# ") and "id: B2-PC-02" in out
+
+
+def test_show_of_an_unknown_id_names_the_nearest_ones() -> None:
+    code, _, err = run("show", "b2-pc-2", "--dir", str(CASES_DIR))
+    assert code == 2
+    assert err.startswith(f"no case 'b2-pc-2' in {CASES_DIR} (")
+    nearest = err.split("did you mean ")[1].rstrip("?\n").split(", ")
+    assert nearest[0] == "B2-PC-02" and 1 < len(nearest) <= 5
+    code, _, err = run("show", "nothing-like-it", "--dir", str(CASES_DIR))
+    assert code == 2 and "`tracekit cases list" in err
+
+
 def test_validate_clean_library_exits_0() -> None:
     code, out, err = run("validate", str(CASES_DIR))
     assert code == 0, out

@@ -71,9 +71,7 @@ def list_cases(as_json: bool, directory: Path) -> None:
 def show(case_id: str, directory: Path, as_json: bool) -> None:
     """Print one case (as validated, defaults filled in)."""
     library = _load(directory)
-    if case_id not in library.cases:
-        click.echo(f"no case {case_id!r} in {directory}", err=True)
-        sys.exit(2)
+    case_id = _find_case_id(case_id, list(library.cases), directory)
     data = library.get(case_id).model_dump(mode="json", by_alias=True, exclude_unset=True)
     if as_json:
         click.echo(_dump(data))
@@ -82,6 +80,34 @@ def show(case_id: str, directory: Path, as_json: bool) -> None:
 
         click.echo(f"# {library.source(case_id)}")
         click.echo(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110).rstrip())
+
+
+def _find_case_id(wanted: str, ids: list[str], directory: Path) -> str:
+    """The id of the library that is ``wanted`` in any letter case; else exit 2 naming the nearest ids."""
+    if wanted in ids:
+        return wanted
+    folded = [case_id for case_id in ids if case_id.casefold() == wanted.casefold()]
+    if len(folded) == 1:
+        return folded[0]
+    nearest = nearest_ids(wanted, ids)
+    hint = f"did you mean {', '.join(nearest)}?" if nearest else f"`tracekit cases list {directory}` lists them all"
+    click.echo(f"no case {wanted!r} in {directory} ({len(ids)} cases); {hint}", err=True)
+    sys.exit(2)
+
+
+def nearest_ids(wanted: str, ids: list[str], count: int = 5) -> list[str]:
+    """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
+    are ignored (``b2-pc-2`` is ``B2-PC-02``), then the closest spellings."""
+    import difflib
+    import re
+
+    def folded(case_id: str) -> str:
+        return re.sub(r"\d+", lambda number: str(int(number.group())), case_id.upper())
+
+    same = [case_id for case_id in ids if folded(case_id) == folded(wanted)]
+    close = difflib.get_close_matches(folded(wanted), [folded(case_id) for case_id in ids], n=count, cutoff=0.6)
+    by_folded = {folded(case_id): case_id for case_id in ids}
+    return list(dict.fromkeys(same + [by_folded[name] for name in close]))[:count]
 
 
 @cases.command("validate")
