@@ -19,7 +19,7 @@ from tracekit.testing import FakeUpstream, ScriptError, load_script
     "script_path",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML or JSON list of reply specs (see tracekit.testing.load_script).",
+    help="YAML (or .json) file of scripted replies; the format is below and in docs/fake-upstream.md.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option(
@@ -29,7 +29,24 @@ def fake_upstream(script_path: Path, host: str, port: int) -> None:
     """Serve POST /v1/messages, /v1/chat/completions and /v1/responses from a script, for tests.
 
     Prints the base URL on the first line of standard output once it listens. Stops and exits 0 on
-    SIGTERM or SIGINT; prints how many requests it served to standard error.
+    SIGTERM or SIGINT; prints how many requests it served to standard error. A script that cannot be
+    used is refused with its file, line and field (exit 2).
+
+    The script is a list of replies, used once each in the order requests arrive (or a mapping of
+    such lists: anthropic, openai, openai_responses, replies). A reply is a string (a text answer) or
+    a mapping of: text; thinking; tool_use ({name, input} or a list of them); content (blocks in
+    order); stop_reason; model; usage; chunk_size; delay ({first_byte, per_event} seconds); headers;
+    error ({status, should_retry, retry_after_ms, ...}: an HTTP error instead); fault (reset, or
+    {kind: cut|error, after_events: N}). Example:
+
+    \b
+      - text: 我查一下。
+        tool_use: {name: get_weather, input: {city: 北京}}
+      - 明天北京晴。
+      - error: {status: 529, should_retry: true}
+      - fault: reset
+
+    Every field, with a longer example: docs/fake-upstream.md in the tracekit repository.
     """
     try:
         script = load_script(script_path)
