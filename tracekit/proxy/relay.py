@@ -6,9 +6,10 @@ The proxy completes the exchange between the two, so the session has moved on be
 the end of the answer and send its next request.
 
 Each chunk of a stream is written to the client first and parsed for the trace after, except a chunk that
-may hold the final event (``provider.stream_may_end``), which is parsed first. Failures reach the client the
-way they happened: an error status with its body, a connection closed before the response (the client's
-connection is closed too), a stream cut mid-way (cut again), an in-stream error event (passed on).
+may hold the final event (``provider.stream_may_end``) and the chunks after it, which are parsed first.
+Failures reach the client the way they happened: an error status with its body, a connection closed before
+the response (the client's connection is closed too), a stream cut mid-way (cut again), an in-stream error
+event (passed on).
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
     stream_fault = faults.cut_after_events is not None or faults.stream_error is not None
     chunks = _event_chunks(answer.chunks()) if stream_fault else answer.chunks().__aiter__()
     events_sent = 0
+    ending = False
     held: bytes | None = None
     rest: AsyncIterator[bytes] | None = None
     try:
@@ -148,7 +150,10 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
                     received.t_end = now
                     break
                 events_sent += 1
-            if provider.stream_may_end(chunk):
+            # Once a chunk may hold the final event, every later one is parsed first too: a long final event
+            # (the Responses API's carries the whole response) comes in several chunks, its name in the first.
+            ending = ending or provider.stream_may_end(chunk)
+            if ending:
                 tee.feed(chunk, now)
                 if tee.assembler.done:
                     held, rest, received.t_end = chunk, chunks, now
