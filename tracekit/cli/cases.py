@@ -97,7 +97,7 @@ def _find_case_id(wanted: str, ids: list[str], directory: Path) -> str:
 
 def nearest_ids(wanted: str, ids: list[str], count: int = 5) -> list[str]:
     """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
-    are ignored (``b2-pc-2`` is ``B2-PC-02``), then the closest spellings."""
+    are ignored (``case-2`` is ``CASE-02``), then the closest spellings."""
     import difflib
     import re
 
