@@ -2,12 +2,13 @@
 
 Everything a client sends is made safe here, before any of it reaches a session, a file name or a trace
 line: header values and the path lose bytes that are not UTF-8 (aiohttp hands them over as lone
-surrogates, which no JSON writer accepts), the session name is redacted (a key-shaped name never becomes
-a file name), and the body is parsed and its conversation derived once, for stitching and for the trace.
+surrogates, which no JSON writer accepts), and the body is parsed and its conversation derived once, for
+stitching and for the trace. (A session's name is redacted when the session is created, before anything
+of it is written: a key-shaped name never becomes a file name.)
 
 Example::
 
-    parsed = read_request("/v1/messages", "", request.headers.items(), raw, anthropic, redactor)
+    parsed = read_request("/v1/messages", "", clean_headers(request.headers.items()), raw, anthropic)
     parsed.conversation.messages   # canonical messages, derived once
 """
 
@@ -22,7 +23,6 @@ import orjson
 from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
 from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
-from tracekit.redact import Redactor
 from tracekit.trace.models import Content
 
 
@@ -70,28 +70,18 @@ class ParsedRequest:
     conversation: Conversation
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
-    session_label: str | None
-    """The same name with secrets replaced: what the trace records and names its file after."""
     retry_count: int | None
 
 
-def read_request(
-    route: str,
-    query: str,
-    headers: Iterable[tuple[str, str]],
-    raw: bytes,
-    provider: Provider,
-    redactor: Redactor,
-) -> ParsedRequest:
-    """Parse a model request (headers' secrets must already be registered with ``redactor``)."""
-    clean = clean_headers(headers)
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
         provider=provider,
         route=route,
         query=clean_text(query),
-        headers=clean,
+        headers=headers,
         raw=raw,
         body=body,
         parse_error=parse_error,
@@ -99,9 +89,8 @@ def read_request(
         stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
         conversation=derive_conversation(provider, body),
-        session=clean.get(SESSION_HEADER) or None,
-        session_label=redactor.redact_text(clean[SESSION_HEADER]) if clean.get(SESSION_HEADER) else None,
-        retry_count=retry_count(clean),
+        session=headers.get(SESSION_HEADER) or None,
+        retry_count=retry_count(headers),
     )
 
 
@@ -129,4 +118,7 @@ def clean_text(value: str) -> str:
 
 def clean_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Headers with lower-case names and clean values (the last of repeated names wins, as before)."""
-    return {clean_text(name).lower(): clean_text(value) for name, value in headers}
+    lowered = {name.lower(): value for name, value in headers}
+    if "".join(lowered).isascii() and "".join(lowered.values()).isascii():
+        return lowered  # nearly always: nothing to mend
+    return {clean_text(name): clean_text(value) for name, value in lowered.items()}

@@ -113,7 +113,7 @@ class Proxy:
                 case_id=config.intercepts.case_id,
                 deferred=replaying and config.out_dir is None,
             )
-        self.tracker = ExchangeTracker(recorder, config.intercepts)
+        self.tracker = ExchangeTracker(recorder, config.intercepts, config.redactor)
         self.secrets = LearntSecrets(config.redactor)
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = None
@@ -193,14 +193,15 @@ class Proxy:
             log.warning("tracekit: refused a chunked body of more than %d bytes to %s", limit, request.path)
             return too_large(request, provider, None, limit)
 
-    async def _learn_secrets(self, request: web.Request, headers: dict[str, str], body: object = None) -> None:
-        """Register every secret the request carries before anything of it is written (or logged); when one is
-        new, scrub the files written before it was learnt, before answering."""
+    def _learn_secrets(self, request: web.Request, headers: dict[str, str]) -> None:
+        """Register the secrets of the headers and the query string, before anything of the request is written
+        (or logged, or made the session's name)."""
         register_secrets(headers, self.secrets)
         if request.query_string:
             register_query_secrets(request.query.items(), self.secrets)
-        if self._secret_fields and isinstance(body, dict):
-            self._secret_fields.register(body, self.secrets)
+
+    async def _scrub_if_learnt(self) -> None:
+        """When a secret was just learnt, scrub the files written before it, before answering."""
         if self.secrets.take_new() and self.tracker.recorder is not None:
             await self.tracker.recorder.rescrub()
 
@@ -218,7 +219,8 @@ class Proxy:
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
-        await self._learn_secrets(request, headers)
+        self._learn_secrets(request, headers)
+        await self._scrub_if_learnt()
         return await self.other_routes.handle(request, raw, headers)
 
     # -- one exchange ----------------------------------------------------------------------------------
@@ -230,10 +232,11 @@ class Proxy:
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
-        register_secrets(headers, self.secrets)  # before the session name is redacted
-        parsed = read_request(request.path, request.query_string, headers.items(), raw, provider,
-                              self.config.redactor)  # fmt: skip
-        await self._learn_secrets(request, headers, parsed.body)
+        self._learn_secrets(request, headers)
+        parsed = read_request(request.path, request.query_string, headers, raw, provider)
+        if self._secret_fields and isinstance(parsed.body, dict):
+            self._secret_fields.register(parsed.body, self.secrets)
+        await self._scrub_if_learnt()
         exchange = Exchange(parsed, self.tracker.begin(parsed))
         ending: Ending | None = None
         try:

@@ -147,6 +147,10 @@ class SessionRegistry:
                     return self._within(session, "retry", key, messages, None, chain)
         return Resolution(self._new(provider, None), "new", agent_chain=chain)
 
+    def knows(self, named: str) -> bool:
+        """Whether a session of that ``x-tracekit-session`` name exists."""
+        return named in self._named
+
     def named_session(self, named: str, label: str | None = None, provider: str | None = None) -> Session:
         """The session that ``x-tracekit-session: named`` names (created on first use)."""
         session = self._named.get(named)

@@ -22,6 +22,7 @@ from tracekit.proxy.keys import request_key
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.request import ParsedRequest, derive_conversation
 from tracekit.proxy.sessions import PendingTurn, Session, SessionRegistry
+from tracekit.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,13 @@ log = logging.getLogger(__name__)
 class ExchangeTracker:
     """Stitches exchanges into sessions and records them (see the module docstring)."""
 
-    def __init__(self, recorder: Recorder | None, config: InterceptConfig | None = None) -> None:
+    def __init__(
+        self, recorder: Recorder | None, config: InterceptConfig | None = None, redactor: Redactor | None = None
+    ) -> None:
         self.registry = SessionRegistry()
         self.recorder = recorder
         self.config = config or InterceptConfig()
+        self.redactor = redactor or (recorder.redactor if recorder is not None else Redactor())
         self.recording_errors: list[BaseException] = []
         self._scheduled = 0
 
@@ -44,7 +48,7 @@ class ExchangeTracker:
             request.key,
             request.conversation.messages,
             named=request.session,
-            label=request.session_label,
+            label=self._label(request.session),
             previous_id=request.continuation.previous_id,
             retry_count=request.retry_count,
         )
@@ -66,6 +70,12 @@ class ExchangeTracker:
         faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS
         return Turn(session, resolution.how, resolution.attempt, session.requests, resolution.agent_chain,
                     resolution.prior, resolution.history, sent, faults)  # fmt: skip
+
+    def _label(self, named: str | None) -> str | None:
+        """The name a new named session is recorded under: secrets replaced (None when it exists already)."""
+        if not named or self.registry.knows(named):
+            return None
+        return self.redactor.redact_text(named)
 
     def complete(self, exchange: Exchange) -> Outcome:
         """The answer is known: settle the outcome, advance the session and schedule the recording."""
