@@ -24,6 +24,7 @@ from click.testing import CliRunner, Result
 from tracekit.cli.main import cli
 from tracekit.proxy import check_host, is_loopback
 from tracekit.testing import FakeUpstream, text_reply
+from tracekit.trace import Header, write_trace
 
 from .support import RecordProcess, clean_env, secret_hits, start_tracekit, tracekit_command, wait_for_line
 
@@ -49,6 +50,7 @@ def _listening_addresses(port: int) -> list[str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the kernel's socket table")
 @pytest.mark.parametrize("command", ["record", "replay"])
 def test_binds_loopback_by_default(tmp_path: Path, command: str) -> None:
+    write_trace(tmp_path / "recorded.jsonl", [Header(trace_id="recorded")])  # replay refuses an empty folder
     args = (
         ["--upstream", "http://127.0.0.1:9", "--out", str(tmp_path / "out")] if command == "record" else [str(tmp_path)]
     )
