@@ -14,3 +14,8 @@ def test_replay_of_a_folder_without_traces_says_so_and_exits_2(tmp_path: Path) -
     result = CliRunner().invoke(cli, ["replay", str(tmp_path), "--port", "0"])
     assert result.exit_code == 2
     assert result.output.startswith(f"Error: no trace files found in {tmp_path} (a trace file ends in .jsonl)")
+
+
+def test_a_refused_address_is_said_before_the_empty_folder(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["replay", str(tmp_path), "--port", "0", "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "refusing to listen on 0.0.0.0" in result.output

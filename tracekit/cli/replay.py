@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from tracekit.errors import InputError
+from tracekit.errors import InputError, TracekitError
 from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
+from tracekit.proxy.runner import check_host
 from tracekit.proxy.server import ProxyConfig
 from tracekit.trace import trace_files
 
@@ -54,6 +55,10 @@ def replay(
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
     if on_miss == "error" and not trace_files([directory]):
+        try:
+            check_host(host, allow_remote, lambda _warning: None)  # a refused address is the first thing to say
+        except TracekitError as exc:
+            raise click.UsageError(str(exc)) from exc
         raise InputError(
             f"no trace files found in {directory} (a trace file ends in .jsonl); record some with tracekit record"
         )
