@@ -5,6 +5,10 @@
 - ``RunningProxy``: a proxy in a background thread (tests, notebooks); ``serve``: the CLI's loop.
 - ``ReplayIndex``: recordings by canonical request key; ``request_key``: that key.
 - ``SessionRegistry``: session stitching; ``Recorder``: one trace file per session.
+- One exchange is ``request.ParsedRequest`` (immutable, made safe at the edge) + ``exchange.Turn`` (what the
+  proxy decided) + ``exchange.Reception`` (the answer as it arrives) -> ``exchange.Outcome`` (settled once);
+  ``relay`` passes answers on, ``records`` turns them into trace records, ``other_routes`` forwards and
+  records every other route (``http_exchange``), ``route_key`` keys those for replay.
 - ``SecretFields`` / ``RedactingFilter``: request-body fields and log lines kept secret; the proxy's own
   refusals (413 over ``DEFAULT_MAX_BODY_BYTES``) are in ``refusals``.
 - ``resolve_shared_texts``: puts back the long texts a model call names instead of repeating them.
