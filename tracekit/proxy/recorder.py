@@ -159,7 +159,7 @@ class Recorder:
         call = model_call(pending.exchange, pending.outcome)
         call.attempts = pending.attempts
         call.from_attempts = True
-        trace: SessionTrace = session.trace
+        trace = session.trace
         trace.builder.add_model_call(call, None)
         self._flush(trace)
 
@@ -251,12 +251,11 @@ class Recorder:
                                  self._opener, self._opened)  # fmt: skip
             session.trace = trace
             self.traces.append(trace)
-        else:
-            trace = session.trace
-            if trace.builder.header.provider is None and provider is not None:
-                trace.builder.header.provider = provider  # a session whose first request was another route
-        existing: SessionTrace = session.trace
-        return existing
+            return trace
+        trace = session.trace
+        if trace.builder.header.provider is None and provider is not None:
+            trace.builder.header.provider = provider  # a session whose first request was another route
+        return trace
 
     def _path_for(self, session: Session) -> Path | None:
         if self.out_dir is None:

@@ -29,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
 
 
@@ -79,8 +80,8 @@ class Session:
     """Model requests so far (attempts included); 1-based numbers select faults."""
     pending: PendingTurn | None = None
     last_key: str | None = None
-    trace: Any = None
-    """The recorder's per-session state (``tracekit.proxy.recorder.SessionTrace``)."""
+    trace: SessionTrace | None = None
+    """The recorder's per-session state."""
 
 
 @dataclass
