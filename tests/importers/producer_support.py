@@ -3,11 +3,15 @@ front of the fake upstream, OTLP JSON made by the OpenTelemetry SDK's own encode
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import openai
 import orjson
 from click.testing import CliRunner
 from google.protobuf import json_format
@@ -29,6 +33,33 @@ def recorded_upstream(script: ScriptLike, out: Path) -> Iterator[RunningProxy]:
         config = ProxyConfig(upstream=upstream.url, out_dir=out, redactor=Redactor())
         with RunningProxy(config) as proxy:
             yield proxy
+
+
+@contextmanager
+def instrumented(instrumentor: Any, **options: Any) -> Iterator[None]:
+    """``instrumentor`` instrumenting the openai SDK for the block, and the SDK exactly as before afterwards.
+
+    The instrumentations' ``uninstrument()`` leaves some wrappers in place (the Responses resource's
+    ``create``, ``parse`` and ``retrieve`` among them); one left behind changed the request a later test's
+    client sent, so every openai resource class is restored from a snapshot here."""
+    saved = [(cls, dict(vars(cls))) for cls in _openai_resource_classes()]
+    instrumentor.instrument(**options)
+    try:
+        yield
+    finally:
+        instrumentor.uninstrument()
+        for cls, attributes in saved:
+            for name, value in attributes.items():
+                if vars(cls).get(name) is not value and not name.startswith("__"):
+                    setattr(cls, name, value)
+
+
+def _openai_resource_classes() -> list[type]:
+    classes: list[type] = [openai.OpenAI, openai.AsyncOpenAI]
+    for module_info in pkgutil.walk_packages(openai.resources.__path__, "openai.resources."):
+        module = importlib.import_module(module_info.name)
+        classes += [cls for _, cls in inspect.getmembers(module, inspect.isclass) if cls.__module__ == module.__name__]
+    return classes
 
 
 def otlp_json(spans: Sequence[Any] = (), logs: Sequence[Any] = ()) -> bytes:

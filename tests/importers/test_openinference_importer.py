@@ -13,7 +13,15 @@ from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from producer_support import analyze_json, final_answers, import_command, otlp_json, recorded_upstream, session_view
+from producer_support import (
+    analyze_json,
+    final_answers,
+    import_command,
+    instrumented,
+    otlp_json,
+    recorded_upstream,
+    session_view,
+)
 from test_otel_importer import chat_agent, weather_script
 
 from tracekit.cli import cli
@@ -28,13 +36,11 @@ def openinference_spans(tmp_path: Path) -> Iterator[Path]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = OpenAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
-            chat_agent(proxy.url + "/v1")
-    finally:
-        instrumentor.uninstrument()
+    with (
+        instrumented(OpenAIInstrumentor(), tracer_provider=provider),
+        recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
+    ):
+        chat_agent(proxy.url + "/v1")
     spans = exporter.get_finished_spans()
     assert {span.attributes.get("openinference.span.kind") for span in spans} == {"LLM"}
     path = tmp_path / "spans.json"
@@ -60,8 +66,12 @@ def test_spans_of_other_kinds_are_named_in_problems(tmp_path: Path, openinferenc
     # An OpenInference RETRIEVER span in the same trace as the first LLM call: not a model or tool call.
     document = orjson.loads(openinference_spans.read_bytes())
     spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    retriever = {**spans[0], "spanId": "AAAAAAAAAAE=", "name": "retrieve",
-                 "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}}]}
+    retriever = {
+        **spans[0],
+        "spanId": "AAAAAAAAAAE=",
+        "name": "retrieve",
+        "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}}],
+    }
     spans.append(retriever)
     openinference_spans.write_bytes(orjson.dumps(document))
     problems: list[str] = []

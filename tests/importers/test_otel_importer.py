@@ -20,7 +20,15 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogR
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from producer_support import analyze_json, final_answers, import_command, otlp_json, recorded_upstream, session_view
+from producer_support import (
+    analyze_json,
+    final_answers,
+    import_command,
+    instrumented,
+    otlp_json,
+    recorded_upstream,
+    session_view,
+)
 
 from tracekit.cli import cli
 from tracekit.importers import import_otel, write_traces
@@ -29,24 +37,36 @@ from tracekit.trace import load_trace, trace_files
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = {"北京": "晴", "上海": "多云", "广州": "雨"}
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 def weather_script() -> Any:
     """One call, then two parallel calls, then the answer."""
-    return by_turn([
-        tool_use_reply(ToolUse("get_weather", {"city": "北京"}), text="我查一下。"),
-        tool_use_reply([ToolUse("get_weather", {"city": "上海"}), ToolUse("get_weather", {"city": "广州"})]),
-        text_reply("北京晴，上海多云，广州有雨。"),
-    ])
+    return by_turn(
+        [
+            tool_use_reply(ToolUse("get_weather", {"city": "北京"}), text="我查一下。"),
+            tool_use_reply([ToolUse("get_weather", {"city": "上海"}), ToolUse("get_weather", {"city": "广州"})]),
+            text_reply("北京晴，上海多云，广州有雨。"),
+        ]
+    )
 
 
 def chat_agent(base_url: str) -> None:
     """A hand-written Chat Completions tool loop, as agents are written."""
     client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
-    messages: list[Any] = [{"role": "system", "content": "你是天气助手。"},
-                           {"role": "user", "content": "北京、上海、广州天气怎么样？"}]
+    messages: list[Any] = [
+        {"role": "system", "content": "你是天气助手。"},
+        {"role": "user", "content": "北京、上海、广州天气怎么样？"},
+    ]
     for _ in range(5):
         message = client.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS).choices[0].message
         messages.append(message.model_dump(exclude_none=True))
@@ -86,13 +106,11 @@ def test_official_instrumentation_matches_the_proxy(
     monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
     provider, exporter = span_exporter
-    instrumentor = OpenAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
-        with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
-            chat_agent(proxy.url + "/v1")
-    finally:
-        instrumentor.uninstrument()
+    with (
+        instrumented(OpenAIInstrumentor(), tracer_provider=provider),
+        recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
+    ):
+        chat_agent(proxy.url + "/v1")
     spans = exporter.get_finished_spans()
     assert len({span.context.trace_id for span in spans}) == 3, "each call is a trace of its own: stitched on import"
     (tmp_path / "spans.json").write_bytes(otlp_json(spans))
@@ -112,12 +130,11 @@ def test_events_of_the_older_conventions_match_the_proxy(
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     instrumentor = OpenLLMetryInstrumentor(use_attributes=False)
-    instrumentor.instrument(tracer_provider=provider, logger_provider=logger_provider)
-    try:
-        with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
-            chat_agent(proxy.url + "/v1")
-    finally:
-        instrumentor.uninstrument()
+    with (
+        instrumented(instrumentor, tracer_provider=provider, logger_provider=logger_provider),
+        recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
+    ):
+        chat_agent(proxy.url + "/v1")
     events = {log.log_record.event_name for log in logs.get_finished_logs()}
     assert {"gen_ai.user.message", "gen_ai.tool.message", "gen_ai.choice"} <= events
     assert not any("gen_ai.input.messages" in (span.attributes or {}) for span in exporter.get_finished_spans())
