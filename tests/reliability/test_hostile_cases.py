@@ -146,7 +146,7 @@ def _billion_laughs() -> str:
 
 
 # Found by this suite: alias expansion hung the loader; deep nesting raised RecursionError, or crashed
-# libyaml's composer (SIGSEGV). The loader now refuses them from the parser's events (.team/requests-cases.md).
+# libyaml's composer (SIGSEGV). The loader now refuses them from the parser's events.
 BOMBS = [
     pytest.param(_billion_laughs(), id="billion_laughs"),  # 1 kB; 9**9 strings expanded
     pytest.param("id: " + "[" * 1_000 + "]" * 1_000 + "\n", id="nested_1000"),

@@ -1,6 +1,6 @@
 """What the count checks count, after the history: calls, retries, questions, loop repetitions, attempts.
 
-Definitions (shared with the case library, see ``.team/requests-model.md``):
+Definitions (shared with the case library's YAML documentation):
 
 - ``retries`` of a tool: calls of that tool issued after one of its calls returned an error, any
   arguments, until one of its calls succeeds; the largest such run over the trace.

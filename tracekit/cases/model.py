@@ -1,6 +1,6 @@
 """The Case model: one test case of the library, as written in ``cases/<dim>/<ID>.yaml``.
 
-The shape follows ``.team/CASE_SHAPE.md``; this module and the ones it assembles (context, injections,
+This module and the ones it assembles (context, injections,
 matchers, tiers, expect, scoring) are the authority. ``Case.model_json_schema()`` is what
 ``tracekit cases schema`` prints for editors.
 
