@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from tracekit import __version__
+from tracekit.cases.loader import collect_library
 from tracekit.errors import ImportFormatError
 from tracekit.trace import Content, Header, TraceBuilder, write_trace
 from tracekit.trace.io import TRACE_SUFFIX
@@ -84,8 +85,6 @@ def check_case_id(case_id: str | None, cases_dir: str | Path | None) -> None:
     """
     if case_id is None or cases_dir is None:
         return
-    from tracekit.cases.loader import collect_library
-
     library, _problems = collect_library(cases_dir)
     known = sorted(library.cases)
     if case_id not in known:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from tracekit.cases.loader import load_case
 from tracekit.errors import CaseError
 from tracekit.intercepts.base import ResultIntercept
 from tracekit.intercepts.faults import FAULT_TYPES, Fault
@@ -102,8 +103,6 @@ def load_intercept_config(path: str | Path) -> InterceptConfig:
     else:
         raw = safe_load_yaml(text, str(path), CaseError)
     if isinstance(raw, Mapping) and "id" in raw and "input" in raw and path.suffix != ".json":
-        from tracekit.cases.loader import load_case
-
         return config_from(load_case(path), str(path))
     return config_from(raw, str(path))
 

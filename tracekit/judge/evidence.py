@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from tracekit.analyze.binding import history_length
 from tracekit.analyze.tokens import final_answer_message
 from tracekit.trace import content_hash
 
@@ -104,8 +105,6 @@ def normalize_quote(text: str) -> str:
 
 def collect_evidence(case: Case, trace: Trace) -> Evidence:
     """The evidence of ``trace`` run as ``case``: history boundary from the case input (K messages)."""
-    from tracekit.analyze.binding import history_length
-
     boundary = history_length(case)
     final = final_answer_message(trace, boundary)
     system: list[str] = []

@@ -24,6 +24,7 @@ from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.prompt import ROUTE, TEMPLATE_VERSION, JudgeRequest, build_request
 from tracekit.judge.transport import JudgeCallError, JudgeTransport
 from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output, response_text
+from tracekit.proxy import request_key
 
 if TYPE_CHECKING:
     from tracekit.cases import Case
@@ -167,8 +168,6 @@ class CaseJudge:
             declined = self.client.declines(ModelUse("judge", case=case))
             if declined:
                 return JudgedCheck("pending", case.id, model, evidence_hash=evidence.hash, message=declined)
-        from tracekit.proxy import request_key
-
         key = request_key(ROUTE, request.body)
         if key in self._done:  # the same evidence twice in one run: one answer
             return self._done[key]
@@ -225,7 +224,6 @@ class CaseJudge:
 
     def _kept_model(self, case: Case, evidence: Evidence) -> tuple[str | None, str]:
         models = sorted({str(body.get("model")) for body in self.transport.kept_requests() if body.get("model")})
-        from tracekit.proxy import request_key
 
         found = [model for model in models
                  if self.transport.kept(request_key(ROUTE, self._request(case, evidence, model).body)) > 0]  # fmt: skip

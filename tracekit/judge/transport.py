@@ -25,13 +25,15 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import orjson
 
 from tracekit.clients import ApiModelClient, Endpoint, ModelClient, ModelUse
 from tracekit.errors import JudgeCallError
-
-if TYPE_CHECKING:
-    from tracekit.proxy import ReplayIndex, RunningProxy
+from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy
+from tracekit.redact import default_redactor
+from tracekit.trace import ModelCall, iter_records, trace_files
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +92,6 @@ class JudgeTransport:
     def index(self) -> ReplayIndex:
         """The store's answers by request key (loaded once)."""
         if self._index is None:
-            from tracekit.proxy import ReplayIndex
-
             self._index = ReplayIndex.load(self.store) if self.store.is_dir() else ReplayIndex()
         return self._index
 
@@ -128,8 +128,6 @@ class JudgeTransport:
             return response
         if self.offline:
             raise JudgeCallError("offline: no kept answer for this request")
-        from tracekit.proxy import ProxyConfig, RunningProxy
-
         upstream = self._open_endpoint()
         scratch = Path(tempfile.mkdtemp(prefix="tracekit-judge-"))
         try:
@@ -177,16 +175,12 @@ class JudgeTransport:
 
     def _replay_proxy(self) -> RunningProxy:
         if self._replay is None:
-            from tracekit.proxy import ProxyConfig, RunningProxy
-
             running = RunningProxy(ProxyConfig(mode="replay", replay_dir=self.store, on_miss="error"))
             running.proxy.index = self.index  # one index, so that counts and answers agree
             self._replay = running.start()
         return self._replay
 
     def _keep_recorded(self, scratch: Path, case_id: str, meta: dict[str, Any]) -> None:
-        from tracekit.trace import ModelCall, iter_records, trace_files
-
         for path in trace_files([scratch]):
             problems: list[Any] = []
             answered = any(
@@ -228,10 +222,6 @@ class JudgeTransport:
 def _label_header(path: Path, case_id: str, meta: dict[str, Any]) -> None:
     """Mark a recorded exchange as the judge's (header ``source: judge``, ``meta.judge``: case, template,
     evidence hash, sample). The header's ``case_id`` stays empty: this is not a run of the case."""
-    import orjson
-
-    from tracekit.redact import default_redactor
-
     lines = path.read_bytes().split(b"\n", 1)
     header = orjson.loads(lines[0])
     header["source"] = JUDGE_SOURCE
