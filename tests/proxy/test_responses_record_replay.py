@@ -220,3 +220,17 @@ def test_analyze_reports_a_recorded_responses_session(tmp_path: Path) -> None:
         ("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"}), ("get_weather", {"city": "广州"})]
     assert trace["stats"]["llm_calls"] == 3 and trace["stats"]["tool_calls"] == 3
     assert trace["stats"]["input_tokens"] > 0 and trace["stats"]["output_tokens"] > 0
+
+
+def test_an_exported_responses_session_names_openai_as_the_provider(tmp_path: Path) -> None:
+    # The semantic conventions' gen_ai.provider.name has no value for one API of a provider: the Responses
+    # API's spans say "openai", as the official instrumentation's do.
+    with recording(weather_script(), tmp_path / "rec") as (_, proxy):
+        full_history_loop(openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0), "create")
+    result = CliRunner().invoke(cli, ["export", "otel", str(tmp_path / "rec"), "--out", str(tmp_path / "spans.json")])
+    assert result.exit_code == 0, result.output
+    spans = json.loads((tmp_path / "spans.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    providers = {attribute["value"]["stringValue"] for span in spans for attribute in span["attributes"]
+                 if attribute["key"] == "gen_ai.provider.name"}  # fmt: skip
+    assert providers == {"openai"}
+    assert sum(span["name"].startswith("chat ") for span in spans) >= 2

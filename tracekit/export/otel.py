@@ -55,6 +55,10 @@ from tracekit.trace import (
 SEMCONV_VERSION = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 
+# tracekit's provider names that are an API of a provider the conventions name: the Responses API is
+# OpenAI's ("gen_ai.provider.name" well-known values, semantic conventions 1.41: openai, anthropic, ...).
+_SEMCONV_PROVIDER = {"openai_responses": "openai"}
+
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3
 STATUS_UNSET = 0
@@ -119,7 +123,7 @@ def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, A
     trace_hex = _hex(f"trace:{header.trace_id}", 32)
     root_id = _hex(f"span:{header.trace_id}:agent", 16)
     conversation_id = header.session or header.trace_id
-    provider = header.provider or "_OTHER"
+    provider = _provider_name(header.provider)
     agent_name = str(header.meta.get("agent") or header.source or "agent")
     model_calls = [record for record in trace.records if isinstance(record, ModelCall)]
     children: list[_Span] = []
@@ -184,7 +188,7 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
                 start,
                 end,
                 {
-                    "gen_ai.provider.name": record.provider,
+                    "gen_ai.provider.name": _provider_name(record.provider),
                     "gen_ai.request.model": model,
                     "gen_ai.response.model": (record.response or {}).get("model") or record.model,
                     "gen_ai.response.id": (record.response or {}).get("id"),
@@ -333,6 +337,10 @@ def _output_message(record: AssistantMessage) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- encoding
+
+
+def _provider_name(provider: str | None) -> str:
+    return _SEMCONV_PROVIDER.get(provider or "", provider or "_OTHER")
 
 
 def _record_times(trace: Trace) -> list[int]:
