@@ -10,6 +10,7 @@ the expected verdict is quoted from the seed line that decides it. The case file
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,9 @@ def test_attribution_only_for_c4_cases(tmp_path: Path) -> None:
     )
     assert b2["verdict"]["result"] == "fail" and "attribution" not in b2["verdict"]["scores"]
     assert b2["verdict"]["failure_modes"] == []
+    # ... and the summary's failure modes do not count it as a C4 failure that no mode explains.
+    b2_summary = json.loads((tmp_path / "b2-results.json").read_text(encoding="utf-8"))["summary"]
+    assert b2_summary["verdicts"]["fail"] == 1 and b2_summary["failure_modes"] == {}
     bad_date = "Error: Invalid date parameter format."
     loop = [call("search_flights", {"origin": "北京", "destination": "上海", "date": "下周五"}, bad_date, error=True)]
     c4 = run_case(tmp_path, "C4-LD-01", transcript("C4-LD-01", [*loop * 8, say("查询失败。")]), "c4")

@@ -68,6 +68,10 @@ class FindingEntry(ResultModel):
     calls: list[int] = Field(description="Indexes of the judged calls of the pattern.")
     message: str = Field(description="What was found and what to do, in a sentence.")
     context_calls: list[int] = omit_if_empty("History calls that take part in the pattern (left out when none).")
+    messages: list[int] = omit_if_empty(
+        "message_index of the agent messages that form a pattern in the agent's text (repeated_text; left out "
+        "when none)."
+    )
 
 
 class JudgeQuote(ResultModel):

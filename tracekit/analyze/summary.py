@@ -7,8 +7,9 @@ It holds:
 - totals: traces, tool calls, tool errors, unreadable lines and files, the judge's kept exchanges skipped;
 - verdict counts overall, per dimension (``B2``) and per category (``B2-PC``): pass / acceptable / fail /
   pending;
-- findings by kind; failure modes by kind (``unattributed``: failing verdicts no seed 004 mode explains)
-  and by family (stuck / give_up / fabrication are reported side by side, never summed — seed 004);
+- findings by kind; failure modes by kind (``unattributed``: failing C4 verdicts no seed 004 mode explains; seed 004
+  attributes C4 cases only) and by family (stuck / give_up / fabrication are reported side by side, never
+  summed — seed 004);
   traces whose recovery was untested;
 - seed 004's section rates for C4 (循环检测率, 死锁恢复率, 过早放弃率, 放弃合理性);
 - ``reliability`` (null without verdicts): pass^k per task and its mean for k = 1 .. the most decided
@@ -109,7 +110,7 @@ class Summary:
         self.by_dimension[verdict["dimension"]][result] += 1
         category = f"{verdict['dimension']}-{verdict['category']}" if verdict["dimension"] != "TT" else "TT"
         self.by_category[category][result] += 1
-        if result == "fail" and not verdict["failure_kind"]:
+        if result == "fail" and not verdict["failure_kind"] and verdict["dimension"] == "C4":
             self.failure_modes["unattributed"] += 1
         if verdict["failure_kind"]:
             self.failure_modes[verdict["failure_kind"]] += 1

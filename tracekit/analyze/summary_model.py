@@ -183,7 +183,7 @@ class ResultsSummary(ResultModel):
     by_category: dict[str, VerdictCounts] = Field(description="Verdicts by category: B2-PC, ...; TT for the traps.")
     findings: dict[str, int] = Field(description="Findings by kind.")
     failure_modes: dict[str, int] = Field(
-        description="Failure modes by kind; unattributed: failing verdicts no seed 004 mode explains."
+        description="Failure modes by kind (seed 004: C4 cases only); unattributed: a failing C4 verdict none explains."
     )
     failure_families: dict[str, int] = Field(description="Failure modes by family: stuck, give_up, fabrication.")
     recovery_untested: int = Field(description="Traces whose recovery was untested (no failure happened).")
