@@ -69,6 +69,24 @@ def test_a_deeply_nested_call_input_never_stops_the_folder(good: Path, tmp_path:
     assert "good" in [entry["trace_id"] for entry in document["traces"]]
 
 
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_arguments_deeper_than_tracekit_writes_name_the_limit(good: Path, tmp_path: Path, depth: int) -> None:
+    # Read (orjson and msgspec read 1024 levels) but not writable (orjson writes 254): once a bare
+    # "TypeError: Recursion limit reached".
+    records = _lines(good / "good.jsonl")
+    call_line = next(number for number, record in enumerate(records) if record.get("kind") == "tool_call")
+    lines = [orjson.dumps(record).decode() for record in records]
+    lines[call_line] = orjson.dumps({**records[call_line], "input": {}}).decode().replace(
+        '"input":{}', '"input":' + "[" * depth + "1" + "]" * depth
+    )
+    (good / "deep.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    result = run(str(good), "--json", str(out))
+    assert result.exit_code == 2
+    assert f"error: {good / 'deep.jsonl'}: a value nested deeper than 254 levels" in result.output
+    assert [entry["trace_id"] for entry in json.loads(out.read_bytes())["traces"]] == ["good"]
+
+
 def test_a_file_whose_analysis_crashes_is_isolated(good: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tracekit.analyze.results as results
 

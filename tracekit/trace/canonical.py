@@ -11,12 +11,28 @@ from typing import Any
 
 import orjson
 
+from tracekit.errors import TraceFormatError
+
+#: orjson writes JSON nested at most this deep (it reads up to 1024 levels).
+WRITE_DEPTH_LIMIT = 254
+
 _OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def canonical_json(value: Any) -> bytes:
-    """Serialize ``value`` as canonical JSON bytes (sorted keys, no whitespace, UTF-8)."""
-    return orjson.dumps(value, option=_OPTIONS, default=_fallback)
+    """Serialize ``value`` as canonical JSON bytes (sorted keys, no whitespace, UTF-8).
+
+    A value nested deeper than ``WRITE_DEPTH_LIMIT`` raises ``TraceFormatError`` saying so (orjson's own
+    error is a bare "Recursion limit reached")."""
+    try:
+        return orjson.dumps(value, option=_OPTIONS, default=_fallback)
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" not in str(exc):
+            raise
+        raise TraceFormatError(
+            f"a value nested deeper than {WRITE_DEPTH_LIMIT} levels, more than tracekit writes "
+            "(tool arguments or content of that depth cannot be compared or hashed)"
+        ) from exc
 
 
 def content_hash(value: Any, length: int = 16) -> str:
