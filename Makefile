@@ -5,7 +5,8 @@ install:
 	pip install -e '.[test]'
 
 lint:
-	ruff check tracekit tests benchmarks
+	ruff check tracekit tracekit_demo tests benchmarks
+	lint-imports
 
 typecheck:
 	mypy
