@@ -13,9 +13,9 @@
   (``read_prompt``) and a fake-upstream script answering it with a rule (``rule_judge``).
 """
 
+from tracekit.analyze.combine import combine, combined_verdict, stricter
 from tracekit.judge.agreement import AgreementReport, Label, LabelsError, cohens_kappa, compare, load_labels
 from tracekit.judge.analysis import JudgeCheck, judge_hook
-from tracekit.judge.combine import combine, combined_verdict, stricter
 from tracekit.judge.evidence import Evidence, collect_evidence
 from tracekit.judge.judging import (
     CHECK_NAME,
