@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from tracekit import __version__
+from tracekit.export.otel_messages import output_message, parts, tool_response
 from tracekit.trace import (
     AssistantMessage,
     ModelCall,
@@ -64,10 +65,6 @@ SPAN_KIND_CLIENT = 3
 STATUS_UNSET = 0
 STATUS_ERROR = 2
 
-# Provider finish reasons -> the conventions' FinishReason values (gen-ai-output-messages.json).
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "stop": "stop", "tool_use": "tool_call",
-           "tool_calls": "tool_call", "max_tokens": "length", "length": "length",
-           "content_filter": "content_filter", "refusal": "content_filter"}
 
 
 @dataclass
@@ -214,13 +211,13 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
             spans.append(span)
             pending = span
         elif isinstance(record, SystemMessage):
-            system = _parts(record.content)
+            system = parts(record.content)
         elif isinstance(record, UserMessage):
-            conversation.append({"role": "user", "parts": _parts(record.content)})
+            conversation.append({"role": "user", "parts": parts(record.content)})
         elif isinstance(record, ToolResult):
-            conversation.append({"role": "tool", "parts": [_tool_response(record)]})
+            conversation.append({"role": "tool", "parts": [tool_response(record)]})
         elif isinstance(record, AssistantMessage):
-            message = _output_message(record)
+            message = output_message(record)
             conversation.append({"role": "assistant", "parts": message["parts"]})
             if pending is not None and record.model_call is not None and with_content:
                 pending.attributes["gen_ai.output.messages"] = _json([message])
@@ -251,7 +248,7 @@ def _imported_chat_spans(
                 },
             )
             if with_content:
-                span.attributes["gen_ai.output.messages"] = _json([_output_message(record)])
+                span.attributes["gen_ai.output.messages"] = _json([output_message(record)])
             spans.append(span)
     return spans
 
@@ -293,47 +290,6 @@ def _tool_spans(trace: Trace, times: list[int], model_ends: dict[int, int], with
                 span.attributes["gen_ai.tool.call.result"] = content_text(result.content)
         spans.append(span)
     return spans
-
-
-# --------------------------------------------------------------------------- content
-
-
-def _parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "content": content}]
-    parts: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "content": str(block.get("text", ""))})
-        elif kind in ("tool_use", "server_tool_use"):
-            parts.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
-                          "arguments": block.get("input")})
-        elif kind == "thinking":
-            parts.append({"type": "reasoning", "content": str(block.get("thinking", ""))})
-        elif kind == "image":
-            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), Mapping) else {}
-            if source.get("type") == "base64":
-                parts.append({"type": "blob", "modality": "image", "mime_type": source.get("media_type"),
-                              "content": source.get("data")})
-            else:
-                parts.append({"type": "uri", "modality": "image", "uri": source.get("url")})
-        elif kind:
-            parts.append({"type": str(kind)})
-    return parts
-
-
-def _tool_response(record: ToolResult) -> dict[str, Any]:
-    return {"type": "tool_call_response", "id": record.tool_use_id, "response": content_text(record.content)}
-
-
-def _output_message(record: AssistantMessage) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "parts": _parts(record.content)}
-    if record.stop_reason:
-        message["finish_reason"] = _FINISH.get(record.stop_reason, record.stop_reason)
-    return message
 
 
 # --------------------------------------------------------------------------- encoding
