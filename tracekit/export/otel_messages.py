@@ -10,36 +10,36 @@ from tracekit.trace import AssistantMessage, ToolResult, content_text
 
 # Provider finish reasons -> the conventions' FinishReason values (gen-ai-output-messages.json).
 FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "stop": "stop", "tool_use": "tool_call",
-           "tool_calls": "tool_call", "max_tokens": "length", "length": "length",
-           "content_filter": "content_filter", "refusal": "content_filter"}
+                  "tool_calls": "tool_call", "max_tokens": "length", "length": "length",
+                  "content_filter": "content_filter", "refusal": "content_filter"}  # fmt: skip
 
 
 def parts(content: Any) -> list[dict[str, Any]]:
     """A message's canonical content as typed parts (text, tool_call, reasoning, blob, uri)."""
     if isinstance(content, str):
         return [{"type": "text", "content": content}]
-    parts: list[dict[str, Any]] = []
+    found: list[dict[str, Any]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, Mapping):
             continue
         kind = block.get("type")
         if kind == "text":
-            parts.append({"type": "text", "content": str(block.get("text", ""))})
+            found.append({"type": "text", "content": str(block.get("text", ""))})
         elif kind in ("tool_use", "server_tool_use"):
-            parts.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
+            found.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
                           "arguments": block.get("input")})
         elif kind == "thinking":
-            parts.append({"type": "reasoning", "content": str(block.get("thinking", ""))})
+            found.append({"type": "reasoning", "content": str(block.get("thinking", ""))})
         elif kind == "image":
             source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), Mapping) else {}
             if source.get("type") == "base64":
-                parts.append({"type": "blob", "modality": "image", "mime_type": source.get("media_type"),
+                found.append({"type": "blob", "modality": "image", "mime_type": source.get("media_type"),
                               "content": source.get("data")})
             else:
-                parts.append({"type": "uri", "modality": "image", "uri": source.get("url")})
+                found.append({"type": "uri", "modality": "image", "uri": source.get("url")})
         elif kind:
-            parts.append({"type": str(kind)})
-    return parts
+            found.append({"type": str(kind)})
+    return found
 
 
 def tool_response(record: ToolResult) -> dict[str, Any]:
