@@ -8,8 +8,9 @@ import pytest
 
 from tracekit.analyze import analyze_trace
 from tracekit.analyze.binding import CaseRun, history_length
-from tracekit.analyze.checks import Check, evaluate_expect, order_holds
+from tracekit.analyze.checks import Check, evaluate_expect
 from tracekit.analyze.graph import build_graph
+from tracekit.analyze.sequence_checks import order_holds
 from tracekit.analyze.verdict import build_verdict, decide
 from tracekit.cases import Case
 

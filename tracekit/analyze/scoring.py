@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.checks import call_matches, is_parameter_rule
+from tracekit.analyze.call_matching import call_matches
+from tracekit.analyze.checks import is_parameter_rule
 from tracekit.analyze.recovery import ERROR_PREFIXES, has_recovery_mechanism, recovery_episodes
 from tracekit.analyze.selection import TIER_POINTS, none_tier, tool_tier
 from tracekit.analyze.values import leaves
