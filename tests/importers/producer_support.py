@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,12 +73,14 @@ def otlp_json(spans: Sequence[Any] = (), logs: Sequence[Any] = ()) -> bytes:
 
 
 def analyze_json(*paths: Path, cases: Path | None = None, options: Sequence[str] = ()) -> dict[str, Any]:
-    """``tracekit analyze PATH... --json`` (CLI, in process), parsed."""
-    out = paths[0].parent / f"analyze-{paths[0].name}.json"
-    args = ["analyze", *map(str, paths), "--json", str(out), *options] + (["--cases", str(cases)] if cases else [])
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    document: dict[str, Any] = orjson.loads(out.read_bytes())
+    """``tracekit analyze PATH... --json`` (CLI, in process), parsed. The JSON is written to a temporary folder,
+    never beside the input (which may be the repository's own recordings)."""
+    with tempfile.TemporaryDirectory(prefix="tracekit-analyze-") as scratch:
+        out = Path(scratch) / "results.json"
+        args = ["analyze", *map(str, paths), "--json", str(out), *options] + (["--cases", str(cases)] if cases else [])
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        document: dict[str, Any] = orjson.loads(out.read_bytes())
     return document
 
 
