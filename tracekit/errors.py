@@ -16,6 +16,8 @@ and where (file, line, field), so that a person knows what to fix::
      ├── RunSetupError         a run that cannot start as configured (no API key, ...)
      ├── DetectorOptionError   a detector option or preset that names nothing, or a wrong-typed value
      ├── ResultsError          an analyze results JSON that cannot be read (file, field)
+     ├── StorageError          a URL that cannot be used (bad scheme, no credentials, no such bucket)
+     ├── EngineError           an analysis engine that cannot start (Ray missing, cluster unreachable)
      ├── JudgeError            judge settings that cannot work (no model, online)
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
@@ -83,6 +85,15 @@ class DetectorOptionError(TracekitError):
 
 class ResultsError(TracekitError):
     """An analyze results JSON (or a baseline) that cannot be read; the message names the file and the field."""
+
+
+class StorageError(TracekitError):
+    """A path or URL (``s3://``, ``gs://``, any fsspec URL) that cannot be read or written: a scheme no
+    filesystem serves, a filesystem library not installed, missing credentials, no such bucket or object."""
+
+
+class EngineError(TracekitError):
+    """An analysis engine that cannot run: its library is not installed, or its cluster cannot be reached."""
 
 
 class JudgeError(TracekitError):
