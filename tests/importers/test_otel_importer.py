@@ -120,6 +120,23 @@ def test_official_instrumentation_matches_the_proxy(
     assert [record.kind for record in trace.records][:2] == ["system_message", "user_message"]
 
 
+def test_openllmetry_default_attributes_match_the_proxy(
+    tmp_path: Path, span_exporter: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    # OpenLLMetry's default path (span attributes, not events): from 0.5x it writes the current
+    # gen_ai.input.messages / gen_ai.output.messages with its own extra attributes beside them.
+    provider, exporter = span_exporter
+    with (
+        instrumented(OpenLLMetryInstrumentor(), tracer_provider=provider),
+        recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
+    ):
+        chat_agent(proxy.url + "/v1")
+    spans = exporter.get_finished_spans()
+    assert all("gen_ai.input.messages" in (span.attributes or {}) for span in spans)
+    (tmp_path / "spans.json").write_bytes(otlp_json(spans))
+    assert_same_session(tmp_path / "spans.json", tmp_path / "recorded", tmp_path)
+
+
 def test_events_of_the_older_conventions_match_the_proxy(
     tmp_path: Path, span_exporter: tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
