@@ -6,6 +6,10 @@ file beside it and renamed over the target at the end, so a crash (or an error h
 JSON) never leaves half a file where a whole one was expected, and an earlier version stays until the new
 one is complete.
 
+A URL (``s3://bucket/results.json``, any fsspec URL: ``tracekit.storage``) is written the same way: the
+bytes go to a local temporary file and are uploaded as one object when the block ends, never when it
+raises. A ``file://`` URL is the local path it names.
+
 Example::
 
     write_text("reports/summary.md", markdown)
@@ -26,12 +30,19 @@ from typing import IO, Any
 import orjson
 
 from tracekit.redact import Redactor, default_redactor
+from tracekit.storage import atomic_upload, is_url, local
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path) -> Iterator[IO[bytes]]:
     """A binary file to write ``path`` through: created beside it (parents made), flushed and renamed over
-    ``path`` when the block ends; removed, leaving ``path`` as it was, when the block raises."""
+    ``path`` when the block ends; removed, leaving ``path`` as it was, when the block raises. A URL is
+    uploaded whole when the block ends (``tracekit.storage.atomic_upload``)."""
+    path = local(path)
+    if is_url(path):
+        with atomic_upload(str(path)) as spool:
+            yield spool
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -48,10 +59,12 @@ def atomic_output(path: str | Path) -> Iterator[IO[bytes]]:
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (parents created); the caller has redacted it."""
+    """Write ``data`` to ``path`` (a local path or a URL) atomically (parents created); the caller has
+    redacted it. Returns the path written (a URL as given: ``PurePosixPath`` would merge its ``//``)."""
     with atomic_output(path) as out:
         out.write(data)
-    return Path(path)
+    where = local(path)
+    return where if isinstance(where, str) and is_url(where) else Path(where)  # type: ignore[return-value]
 
 
 def write_text(path: str | Path, text: str, redactor: Redactor | None = None) -> Path:
