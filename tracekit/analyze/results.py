@@ -6,7 +6,10 @@ verdicts whichever way they are analyzed.
 
 Traces are analyzed one at a time and each entry is written out as soon as it is ready, so memory stays
 flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in parallel and the entries
-still come out in input order. A file that cannot be analyzed (unreadable, not a trace, a crash in one of
+still come out in input order. Another ``Engine`` (``engine_ray.RayEngine``: ``--engine ray``) maps the same
+``analyze_file`` over partitions elsewhere and hands back each partition's outcomes, in input order, with its
+``Summary``; the partial summaries are merged, so the document is byte for byte the local engine's.
+A file that cannot be analyzed (unreadable, not a trace, a crash in one of
 its records) is reported in its ``FileOutcome`` with its name and never stops the others.
 
 The judge's own kept exchanges (trace files whose header says ``source: "judge"``, e.g. under
@@ -20,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -109,6 +112,29 @@ class RunOutcome:
         if self.traces is None:
             raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
         return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
+
+
+class Engine(Protocol):
+    """Runs ``task`` (``analyze_file`` with the settings bound) over ``files`` somewhere else, in partitions.
+
+    One method: yield, in input order, each partition's outcomes and the ``Summary`` counted from them
+    (``Summary.add_outcome``) where they were analyzed. Example (a serial engine, for illustration)::
+
+        class Serial:
+            def partitions(self, files, task):
+                for start in range(0, len(files), 100):
+                    outcomes = [task(path) for path in files[start:start + 100]]
+                    counted = Summary()
+                    for outcome in outcomes:
+                        counted.add_outcome(outcome)
+                    yield outcomes, counted
+
+        write_results(files, out, settings, engine=Serial())
+    """
+
+    def partitions(
+        self, files: Sequence[str], task: Callable[[str], FileOutcome]
+    ) -> Iterator[tuple[list[FileOutcome], Summary]]: ...
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -270,11 +296,13 @@ def write_results(
     *,
     jobs: int = 1,
     on_outcome: Callable[[FileOutcome], None] | None = None,
+    engine: Engine | None = None,
 ) -> RunOutcome:
     """Analyze ``files`` and stream the results document to ``out`` (when given), through the redactor.
 
     Give the files as strings for a large corpus: a ``Path`` object costs several times its string. With
-    ``settings.keep_results`` the outcome also holds every entry, for reports made in the same process."""
+    ``settings.keep_results`` the outcome also holds every entry, for reports made in the same process.
+    ``engine``: analyze elsewhere (``Engine``); None: here, with ``jobs`` processes."""
     from tracekit.redact import default_redactor
 
     settings = settings or AnalyzeSettings()
@@ -285,18 +313,15 @@ def write_results(
     first = True
     if out is not None:
         out.write(redact(b'{"tracekit":' + orjson.dumps(__version__) + b',"traces":['))
-    for outcome in iter_outcomes(files, settings, jobs):
+    for outcome in _outcomes(files, settings, jobs, engine, summary):
         if on_outcome is not None:
             on_outcome(outcome)
         if outcome.error is not None:
-            summary.add_unreadable()
             problems.append(outcome.error)
             continue
         if outcome.skipped is not None:
-            summary.add_skipped_judge_exchange()
             continue
         assert outcome.small is not None and outcome.entry is not None
-        summary.add(outcome.small)
         problems.extend(outcome.problems)
         if kept is not None and outcome.result is not None:
             kept.append(outcome.result)
@@ -308,6 +333,24 @@ def write_results(
         tail = b'\n],"problems":' + orjson.dumps(problems) + b',"summary":'
         out.write(redact(tail + built.to_json_bytes(indent=True) + b"}\n"))
     return RunOutcome(built, dict(summary.verdicts), summary.unreadable_files, problems, kept)
+
+
+def _outcomes(
+    files: Sequence[str | Path], settings: AnalyzeSettings, jobs: int, engine: Engine | None, summary: Summary
+) -> Iterator[FileOutcome]:
+    """Every file's outcome in input order, counted into ``summary`` (here, or merged from the engine's
+    partitions)."""
+    if engine is None:
+        for outcome in iter_outcomes(files, settings, jobs):
+            summary.add_outcome(outcome)
+            yield outcome
+        return
+    from functools import partial
+
+    task = partial(analyze_file, settings=settings)
+    for outcomes, counted in engine.partitions([os.fspath(path) for path in files], task):
+        summary.merge(counted)
+        yield from outcomes
 
 
 def build_results(files: Iterable[str | Path], settings: AnalyzeSettings | None = None, *, jobs: int = 1) -> Results:

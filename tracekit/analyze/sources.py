@@ -12,6 +12,10 @@ Example::
     names = SourceNames.of(["/repo/recordings"], results_dir="/repo/reports/demo")
     names.source("/repo/recordings/flawed/x.jsonl")       # 'recordings/flawed/x.jsonl'
     names.trace_file("/repo/recordings/flawed/x.jsonl")   # '../../recordings/flawed/x.jsonl'
+
+A URL (``s3://bucket/runs/day1``, ``tracekit.storage``) is named the same way: ``source`` is the key from
+the prefix that holds the argument (``runs/day1/x.jsonl``); ``trace_file`` is the URL itself, which reads
+from anywhere. Results written to a URL name local trace files by their absolute path.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracekit.errors import TraceFormatError
+from tracekit.storage import is_url, iter_files, kind, local
 from tracekit.trace.io import TRACE_SUFFIX
 
 
@@ -39,19 +44,34 @@ class SourceNames:
         """The names for an analysis of ``paths`` whose results are written into ``results_dir``."""
         roots = []
         for path in paths:
-            given = os.fspath(path)
-            roots.append((given, os.path.dirname(os.path.abspath(given))))
-        return cls(tuple(roots), os.path.abspath(results_dir) if results_dir is not None else None)
+            given = os.fspath(local(path))
+            if is_url(given):
+                given = given.rstrip("/")
+                roots.append((given, given.rsplit("/", 1)[0] if given.count("/") > 2 else given))
+            else:
+                roots.append((given, os.path.dirname(os.path.abspath(given))))
+        folder = os.fspath(local(results_dir)) if results_dir is not None else None
+        if folder is not None and is_url(folder):
+            folder = "/"  # results in object storage: local traces are named by their absolute path
+        return cls(tuple(roots), os.path.abspath(folder) if folder is not None else None)
 
     def source(self, path: str) -> str:
         """``traces[].source``: the file relative to the folder holding the PATH argument that found it."""
+        if is_url(path):
+            for given, holder in self.roots:
+                if is_url(given) and (path == given or path.startswith(given + "/")):
+                    return path[len(holder) + 1 :] if path != holder else path
+            return path
         for given, holder in self.roots:
             if path == given or path.startswith(os.path.join(given, "")):
                 return _relative(os.path.abspath(path), holder).replace(os.sep, "/")
         return path
 
     def trace_file(self, path: str) -> str:
-        """``traces[].trace_file``: the file relative to the results file's folder (or the working directory)."""
+        """``traces[].trace_file``: the file relative to the results file's folder (or the working directory);
+        a URL as it is."""
+        if is_url(path):
+            return path
         return _relative(os.path.abspath(path), self.results_dir or os.getcwd()).replace(os.sep, "/")
 
 
@@ -61,8 +81,10 @@ def trace_paths(paths: Iterable[str | Path]) -> list[str]:
     for a path that does not exist, or a folder that holds no trace file."""
     found: list[str] = []
     for item in paths:
-        text = os.fspath(item)
-        if os.path.isdir(text):
+        text = os.fspath(local(item))
+        if is_url(text):
+            _list_url(text.rstrip("/") if text.count("/") > 3 else text, found)
+        elif os.path.isdir(text):
             before = len(found)
             _walk_sorted(text, TRACE_SUFFIX, found)
             if len(found) == before:
@@ -73,6 +95,20 @@ def trace_paths(paths: Iterable[str | Path]) -> list[str]:
         else:
             raise TraceFormatError(f"{Path(text)}: no such file or folder")
     return found
+
+
+def _list_url(url: str, found: list[str]) -> None:
+    """The trace files of a URL: the object itself, or those under the prefix (listed lazily, a page at a time)."""
+    where = kind(url)
+    if where == "file":
+        found.append(url)
+    elif where == "directory":
+        before = len(found)
+        found.extend(iter_files(url, TRACE_SUFFIX))
+        if len(found) == before:
+            raise TraceFormatError(f"no trace files found under {url}/ (trace files end in {TRACE_SUFFIX})")
+    else:
+        raise TraceFormatError(f"{url}: no such file, folder or prefix")
 
 
 def _relative(path: str, start: str) -> str:

@@ -19,13 +19,22 @@ It holds:
 - ``ab``: Group A vs Group B (``tracekit.analyze.comparison``), or null when no case ran in both groups.
 
 Every statistic of the reports comes from here; nothing downstream recomputes one.
+
+``Summary`` is mergeable: engines that analyze traces in partitions (``--engine ray``) count each partition
+in a ``Summary`` of its own and ``merge`` them in input order; counters add, the per-trace rows are
+concatenated, so the built summary is the same whatever the partitioning::
+
+    whole = Summary()
+    for part in partitions:          # each a Summary counted where its traces were analyzed
+        whole.merge(part)
+    whole.build()
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from tracekit.analyze.comparison import Row, ab_comparison, trials
 from tracekit.analyze.reliability import reliability_summary
@@ -74,8 +83,16 @@ def digest(entry: TraceResult) -> Digest:
     return small
 
 
+class Counted(Protocol):
+    """What ``Summary.add_outcome`` reads of one analyzed file (``results.FileOutcome``)."""
+
+    error: str | None
+    skipped: str | None
+    small: Digest | None
+
+
 class Summary:
-    """Running totals over analyzed traces."""
+    """Running totals over analyzed traces; ``merge`` adds another's (partitions counted apart)."""
 
     def __init__(self) -> None:
         self.traces = 0
@@ -92,7 +109,7 @@ class Summary:
         self.c4_primary: Counter[str] = Counter()
         self.rows: list[Row] = []
         self.by_run: dict[str | None, Counter[str]] = defaultdict(Counter)
-        self.run_dimensions: dict[str | None, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        self.run_dimensions: dict[str | None, dict[str, Counter[str]]] = defaultdict(_counters)
 
     def add(self, small: Digest) -> None:
         """Count one trace (its ``digest``)."""
@@ -127,6 +144,37 @@ class Summary:
                 verdict["steps"], verdict["tokens"], verdict["dimension"],
                 stats.get("input_tokens", 0) + stats.get("output_tokens", 0), stats.get("tool_calls", 0))
         )  # fmt: skip
+
+    def add_outcome(self, outcome: Counted) -> None:
+        """Count one analyzed file: unreadable, a skipped judge exchange, or a trace (its digest)."""
+        if outcome.error is not None:
+            self.add_unreadable()
+        elif outcome.skipped is not None:
+            self.add_skipped_judge_exchange()
+        elif outcome.small is not None:
+            self.add(outcome.small)
+
+    def merge(self, other: Summary) -> None:
+        """Add ``other``'s counts to these, as if its traces had been added after these ones."""
+        self.traces += other.traces
+        self.totals.update(other.totals)
+        self.verdicts.update(other.verdicts)
+        for mine, theirs in ((self.by_dimension, other.by_dimension), (self.by_category, other.by_category)):
+            for key, counts in theirs.items():
+                mine[key].update(counts)
+        for run, counts in other.by_run.items():
+            self.by_run[run].update(counts)
+        for run, dimensions in other.run_dimensions.items():
+            for dimension, counts in dimensions.items():
+                self.run_dimensions[run][dimension].update(counts)
+        self.findings.update(other.findings)
+        self.failure_modes.update(other.failure_modes)
+        self.failure_families.update(other.failure_families)
+        self.c4_primary.update(other.c4_primary)
+        self.recovery_untested += other.recovery_untested
+        self.unreadable_files += other.unreadable_files
+        self.skipped_judge_exchanges += other.skipped_judge_exchanges
+        self.rows.extend(other.rows)
 
     def add_unreadable(self) -> None:
         """Count a file that could not be read at all."""
@@ -205,6 +253,11 @@ class Summary:
                 lower_is_better=category == "PA",
             )
         return rates or None
+
+
+def _counters() -> defaultdict[str, Counter[str]]:
+    """Counters by key (a named function, not a lambda: a ``Summary`` is pickled back from Ray tasks)."""
+    return defaultdict(Counter)
 
 
 def build_summary(entries: Iterable[TraceResult]) -> ResultsSummary:

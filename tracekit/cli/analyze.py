@@ -12,11 +12,12 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from tracekit.cli.common import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
+from tracekit.errors import TracekitError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:
     from tracekit.analyze.judge_store import JudgeProvider
-    from tracekit.analyze.results import AnalyzeSettings, FileOutcome, RunOutcome
+    from tracekit.analyze.results import AnalyzeSettings, Engine, FileOutcome, RunOutcome
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -26,14 +27,20 @@ PROGRESS_FROM = 20
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True)
 @click.option("--cases", "cases_dir", type=click.Path(path_type=Path), help="Case library: bind traces, run checks.")
 @click.option("--case", "case_id", help="Bind every trace to this case id (overrides the trace's case_id).")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results JSON here ('-': stdout).")
+@click.option("--json", "json_path", help="Write the results JSON here: a path, a URL (s3://...) or '-' (stdout).")
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="Write a Markdown summary here.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML here.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes (with --engine ray and no --ray-address: the local Ray's CPUs).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where traces are analyzed: here, or on Ray (pip install 'tracekit[ray]'); same results.")
+@click.option("--ray-address", help="Join this Ray cluster (HOST:PORT, ray://HOST:10001, auto); default: a local Ray.")
+@click.option("--parquet", "parquet_dir", help="Also write the results as Parquet tables into this folder or URL "
+              "(traces, calls, findings, checks: docs/tables.md; pip install 'tracekit[parquet]').")
 @click.option(
     "--fail-on",
     type=click.Choice(["fail", "acceptable"]),
@@ -72,14 +79,17 @@ PROGRESS_FROM = 20
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
-    paths: tuple[Path, ...],
+    paths: tuple[str, ...],
     cases_dir: Path | None,
     case_id: str | None,
-    json_path: Path | None,
+    json_path: str | None,
     html_dir: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
     jobs: int,
+    engine: str,
+    ray_address: str | None,
+    parquet_dir: str | None,
     fail_on: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
@@ -102,32 +112,56 @@ def analyze(
     the nearest judge/ folder in or above the PATHs, e.g. recordings/judge); --judge-model M judges the
     others and keeps their verdicts. The judge's own kept exchanges found in a folder are skipped (counted
     in the summary).
+
+    PATHs and --json may be URLs (s3://bucket/prefix, gs://..., any fsspec URL; credentials from the
+    environment). --engine ray maps the same analysis over Ray Data and writes the same bytes.
+
+    \b
+    Examples:
+      tracekit analyze recordings --cases cases --json results.json
+      tracekit analyze s3://bucket/traces --engine ray --json s3://bucket/results.json
     """
+    from tracekit.storage import is_url, local
+
+    if ray_address is not None and engine != "ray":
+        raise InputError("--ray-address needs --engine ray")
     to_stdout = json_path is not None and str(json_path) == "-"
-    results_dir = json_path.parent if json_path is not None and not to_stdout else None
+    json_target = local(json_path) if json_path is not None and not to_stdout else None
+    results_dir: str | Path | None = None
+    if json_target is not None:
+        results_dir = str(json_target).rsplit("/", 1)[0] if is_url(json_target) else Path(json_target).parent
+    local_paths = [Path(local(path)) for path in paths if not is_url(path)]
     settings, files = _prepare(
         paths, cases_dir, case_id, detector_options, config_path, results_dir, detector_preset=detector_preset
     )
     if cases_dir is not None:
-        judge, note = kept_judge(paths, judge_store, judge_model, judge_offline)
+        judge, note = kept_judge(local_paths, judge_store, judge_model, judge_offline)
         if note:
             click.echo(note, err=True)
         settings = replace(settings, judge=judge)
     show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
+    if parquet_dir is not None:
+        settings = replace(settings, keep_results=True)
     if reports:
         if to_stdout:
             raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
         settings = replace(settings, keep_results=True)
-    with contextlib.ExitStack() as stack:
-        out = _open_output(stack, json_path)
-        outcome = _run(stack, files, settings, jobs, out, show_progress)
+    runner = _engine(engine, ray_address, jobs)
+    try:
+        with contextlib.ExitStack() as stack:
+            out = _open_output(stack, json_path)
+            outcome = _run(stack, files, settings, 1 if runner is not None else jobs, out, show_progress, runner)
+    except TracekitError as exc:  # a URL that cannot be written, a Ray cluster that cannot be reached
+        raise InputError(str(exc)) from exc
+    if parquet_dir is not None:
+        _write_parquet(outcome, parquet_dir)
     click.echo(_summary_line(outcome), err=to_stdout)
     if json_path is None and not reports:
         click.echo("Write the full results with --json FILE.", err=True)
     if reports:
         where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
-        name = json_path.name if json_path is not None else "results.json"
+        name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
         _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, cases_dir, fail_on or "fail")
     sys.stdout.flush()
     if outcome.unreadable_files:
@@ -179,18 +213,18 @@ def _new_store(paths: tuple[Path, ...] | list[Path]) -> Path:
 
 
 def _prepare(
-    paths: tuple[Path, ...],
+    paths: tuple[str, ...],
     cases_dir: Path | None,
     case_id: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
-    results_dir: Path | None,
+    results_dir: str | Path | None,
     detector_preset: str | None = None,
 ) -> tuple[AnalyzeSettings, list[str]]:
     from tracekit.analyze.config import detector_options as resolve_detector_options
     from tracekit.analyze.results import AnalyzeSettings, load_library
     from tracekit.analyze.sources import SourceNames, trace_paths
-    from tracekit.errors import TracekitError
+    from tracekit.storage import kind, local
 
     try:
         options = resolve_detector_options(config_path, detector_options, detector_preset)
@@ -201,15 +235,15 @@ def _prepare(
                 raise InputError(f"--case {case_id}: no such case in {cases_dir}")
         elif case_id is not None:
             raise InputError("--case needs --cases DIR (the library the case comes from)")
+        named = frozenset(os.fspath(local(path)) for path in paths if kind(path) != "directory")
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
-    named = frozenset(os.fspath(path) for path in paths if not path.is_dir())
     cases = os.path.abspath(cases_dir) if cases_dir is not None else None
     sources = SourceNames.of(paths, results_dir)
     return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files
 
 
-def _open_output(stack: contextlib.ExitStack, json_path: Path | None) -> IO[bytes] | None:
+def _open_output(stack: contextlib.ExitStack, json_path: str | None) -> IO[bytes] | None:
     """Where the JSON streams: stdout, or a temporary file renamed over ``json_path`` once it is whole."""
     if json_path is not None and str(json_path) == "-":
         return sys.stdout.buffer
@@ -227,6 +261,7 @@ def _run(
     jobs: int,
     out: IO[bytes] | None,
     show_progress: bool,
+    engine: Engine | None = None,
 ) -> RunOutcome:
     from tracekit.analyze.results import write_results
 
@@ -242,7 +277,27 @@ def _run(
         if bar is not None:
             bar.advance(str(outcome.path), ok=outcome.error is None)
 
-    return write_results(files, out, settings, jobs=jobs, on_outcome=on_outcome)
+    return write_results(files, out, settings, jobs=jobs, on_outcome=on_outcome, engine=engine)
+
+
+def _engine(name: str, address: str | None, jobs: int) -> Engine | None:
+    """The engine of --engine (None: this process and its --jobs pool)."""
+    if name != "ray":
+        return None
+    from tracekit.analyze.engine_ray import RayEngine
+
+    return RayEngine(address, num_cpus=jobs if jobs > 1 else None)
+
+
+def _write_parquet(outcome: RunOutcome, out_dir: str) -> None:
+    """The results as Parquet tables (``tracekit.tables``)."""
+    from tracekit.tables import write_tables
+
+    try:
+        written = write_tables(outcome.document(), out_dir)
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(f"wrote {', '.join(written)} tables into {out_dir}", err=True)
 
 
 def _summary_line(outcome: RunOutcome) -> str:

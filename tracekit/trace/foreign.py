@@ -14,11 +14,13 @@ gets the general message and a pointer to ``tracekit import --help``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from tracekit.errors import StorageError
+from tracekit.storage import open_read, path_size
 
 #: A JSON document up to this size is parsed whole to say what it is; a larger one gets the general message.
 SNIFF_LIMIT = 64 * 1024 * 1024
@@ -31,11 +33,11 @@ def parse_document(path: str | Path) -> tuple[bool, Any]:
     """``(True, value)`` when the whole file is one JSON document (and no larger than ``SNIFF_LIMIT``),
     else ``(False, None)``."""
     try:
-        if os.path.getsize(path) > SNIFF_LIMIT:
+        if path_size(path) > SNIFF_LIMIT:
             return False, None
-        with open(path, "rb") as handle:
+        with open_read(path) as handle:
             return True, orjson.loads(handle.read())
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, StorageError, orjson.JSONDecodeError):
         return False, None
 
 

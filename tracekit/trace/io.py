@@ -21,6 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tracekit.errors import NotATraceError, TraceFormatError
 from tracekit.redact import Redactor, default_redactor
+from tracekit.storage import is_url, iter_files, kind, local, open_read, size_of
 from tracekit.trace.foreign import not_a_record_message, not_a_trace_message, parse_document, unreadable_message
 from tracekit.trace.migrations import header_format, upgrade_record
 from tracekit.trace.models import FORMAT_VERSION, RECORD_KINDS, Header, Record
@@ -126,8 +127,8 @@ def read_intact(path: str | Path, decode: Callable[[bytes], list[Any] | None]) -
     ``decode`` gives up: the caller reads the file with ``iter_records`` then, which says what is wrong where.
     Memory holds the records and one chunk of the file, never the whole file's bytes.
     """
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    with open_read(path) as handle:
+        size = size_of(handle)
         if size <= CHUNK_BYTES:  # most traces: one read, one call of ``decode``
             data = handle.read()
             intact = data.endswith(b"\n") and _starts_with_current_header(data)
@@ -240,7 +241,7 @@ def _numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
     """``(line number, line, torn)`` for every non-blank line of a file; ``torn`` marks a last line
     with no newline after it (the writer stopped mid-record)."""
     number = 0
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:
         for chunk in _chunks(handle):
             lines = chunk.split(b"\n")
             tail = lines.pop()  # after the chunk's last newline: only the final piece has one, a torn line
@@ -339,9 +340,21 @@ def _deep_field(line: bytes) -> str | None:
 
 
 def trace_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand files and folders (recursively) into the sorted list of trace files they hold."""
+    """Expand files and folders (recursively) into the sorted list of trace files they hold. A URL
+    (``tracekit.storage``) is listed through its filesystem; its files come back as URL strings."""
     found: list[Path] = []
     for item in paths:
+        item = local(item)
+        if is_url(item):
+            url = str(item)
+            where = kind(url)
+            if where == "directory":
+                found.extend(iter_files(url, TRACE_SUFFIX))  # type: ignore[arg-type]  # URLs stay strings
+            elif where == "file":
+                found.append(url)  # type: ignore[arg-type]
+            else:
+                raise TraceFormatError(f"{url}: no such file or folder")
+            continue
         path = Path(item)
         if path.is_dir():
             found.extend(sorted(p for p in path.rglob(f"*{TRACE_SUFFIX}") if p.is_file()))

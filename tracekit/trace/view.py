@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tracekit.errors import TraceFormatError
+from tracekit.storage import is_url, local
 from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.mirror import read_mirrored
 from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult
@@ -66,7 +67,8 @@ class Trace:
 
     header: Header
     records: list[Any]
-    path: Path | None = None
+    path: Path | str | None = None
+    """The file it was read from (a URL as a string, ``tracekit.storage``)."""
     problems: list[ReadProblem] = field(default_factory=list)
     _by_kind: dict[str, list[Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -142,7 +144,7 @@ def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
 
     Raises ``TraceFormatError`` when the file holds no readable record or a newer format.
     """
-    path = Path(path)
+    path = path if is_url(path) else Path(local(path))  # a URL stays a string: Path would merge its "//"
     problems: list[ReadProblem] = []
     records = None
     if fast:
