@@ -128,6 +128,12 @@ def open_read(path: str | Path) -> Iterator[IO[bytes]]:
         yield handle
 
 
+def read_bytes(path: str | Path) -> bytes:
+    """The whole content of the file at ``path`` (a local path or a URL)."""
+    with open_read(path) as handle:
+        return handle.read()
+
+
 def size_of(handle: IO[bytes]) -> int:
     """The size in bytes of an open file (local or fsspec)."""
     try:

@@ -28,7 +28,8 @@ from pydantic import Field, ValidationError
 
 from tracekit.analyze.json_model import Number, ResultModel, omit_if_empty, omit_if_none
 from tracekit.analyze.summary_model import ResultsSummary
-from tracekit.errors import ResultsError
+from tracekit.errors import ResultsError, StorageError
+from tracekit.storage import is_url, local, read_bytes
 
 VerdictResult = Literal["pass", "acceptable", "fail", "pending"]
 """A case verdict: ``pending`` when the case needs the judge and no judged verdict is available."""
@@ -257,13 +258,16 @@ class Results(ResultModel):
 
 
 def read_results_file(path: str | Path) -> Results:
-    """Read an analyze JSON; ``ResultsError`` naming the file (and the first bad field) when it is not one."""
-    path = Path(path)
+    """Read an analyze JSON (a path or a URL: ``tracekit.storage``); ``ResultsError`` naming the file (and the
+    first bad field) when it is not one."""
+    name = str(path) if is_url(path) else str(Path(local(path)))
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except OSError as exc:
-        raise ResultsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    return parse_results(data, str(path))
+        raise ResultsError(f"{name}: cannot read ({exc.strerror or exc})") from exc
+    except StorageError as exc:
+        raise ResultsError(str(exc)) from exc
+    return parse_results(data, name)
 
 
 def parse_results(data: bytes | str, name: str = "results") -> Results:
