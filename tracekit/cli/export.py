@@ -14,7 +14,7 @@ from tracekit.errors import TracekitError
 
 @click.group()
 def export() -> None:
-    """Export traces to other formats (OpenTelemetry)."""
+    """Export traces to other formats (OpenTelemetry), and analyze results as Parquet tables."""
 
 
 @export.command("otel")
@@ -45,3 +45,34 @@ def otel(paths: tuple[Path, ...], out: Path, with_content: bool) -> None:
     write_json(out, document, indent=False)
     spans = len(document["resourceSpans"][0]["scopeSpans"][0]["spans"])
     click.echo(f"{len(traces)} traces, {spans} spans -> {out}")
+
+
+@export.command("parquet")
+@click.argument("results")
+@click.option("--out", "out", required=True, help="Folder or URL (s3://...) to write the tables into.")
+def parquet(results: str, out: str) -> None:
+    """Write an analyze results JSON (a path or URL) as Parquet tables: traces, calls, findings, checks.
+
+    Each table is a folder partitioned by run and date (hive style); the columns are in docs/tables.md.
+    Times (when a trace started, how long each tool call took) come from the trace files the results name
+    (traces[].trace_file, relative to the results file); a trace that cannot be read leaves them null.
+    Needs pyarrow: pip install 'tracekit[parquet]'.
+
+    \b
+    Example:
+      tracekit analyze recordings --cases cases --json results.json
+      tracekit export parquet results.json --out tables/
+      duckdb -c "FROM read_parquet('tables/traces/**/*.parquet', hive_partitioning=1)"
+    """
+    from tracekit.analyze.results_model import read_results_file
+    from tracekit.storage import is_url, local
+    from tracekit.tables import write_tables
+
+    target = local(results)
+    base = str(target).rsplit("/", 1)[0] if is_url(target) else Path(target).parent
+    try:
+        document = read_results_file(results)
+        tables = write_tables(document, out, base=base)
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(f"{len(document.traces)} traces -> {', '.join(tables)} tables in {out}")
