@@ -125,6 +125,17 @@ def test_the_demo_needs_no_key_and_prints_verdicts_pass_k_and_pairs(tmp_path: Pa
     assert {trial["trace"] for trial in summary["trials"]} == {path.name for path in tmp_path.glob("*.jsonl")}
 
 
+def test_judged_cases_are_pending_with_a_note_unless_a_judge_model_is_given(tmp_path: Path) -> None:
+    # B2-FR-01 is scored "auto + LLM-judge": without kept verdicts the summary says why they are pending.
+    pending = run(["B2-FR-01", "--model", "scripted:reference", "--out", str(tmp_path / "plain")])
+    assert pending.exit_code == 0, pending.output
+    assert "2 traces: 2 pending" in pending.output and "note: no kept judge verdicts" in pending.output
+    judged = run(["B2-FR-01", "--model", "scripted:reference", "--judge-model", "scripted:judge",
+                  "--out", str(tmp_path / "judged")])  # fmt: skip
+    assert judged.exit_code == 0, judged.output
+    assert "2 traces: 2 pass" in judged.output and f"kept in {tmp_path / 'judged' / 'judge'}" in judged.output
+
+
 def test_unknown_scripted_models_are_bad_usage(tmp_path: Path) -> None:
     unknown = run(["B2-TS-01", "--model", "scripted:perfect", "--out", str(tmp_path)])
     assert unknown.exit_code == 2 and "unknown scripted policy 'perfect'" in unknown.output

@@ -46,11 +46,14 @@ if TYPE_CHECKING:
                    "for committed examples.")
 @click.option("--summary/--no-summary", default=True, show_default=True,
               help="Analyze the run's traces and print verdicts, pass^k and the A/B pairs.")
+@click.option("--judge-model", default=None,
+              help="Summary: call this judge model for the judged cases' verdicts not kept yet (as analyze "
+                   "--judge-model; e.g. the offline demo's scripted:judge). Without it, kept verdicts only.")
 @click.option("--progress/--no-progress", default=True, help="Progress on stderr.")
 def run(
     cases: tuple[str, ...], model: str, provider: str, base_url: str | None, groups: str | None, repeat: int,
     concurrency: int, out_dir: Path, agent_cmd: str | None, timeout: float, cases_dir: Path, max_turns: int,
-    max_tokens: int, drop_request_bodies: bool, summary: bool, progress: bool,
+    max_tokens: int, drop_request_bodies: bool, summary: bool, judge_model: str | None, progress: bool,
 ) -> None:
     """Run CASES (ids, id prefixes such as B2-TS, 'all', or case files) against a model.
 
@@ -100,16 +103,17 @@ def run(
         click.echo("interrupted: complete traces are kept; run the same command again to resume", err=True)
         sys.exit(130)
     if summary:
-        _print_summary(jobs, settings.out_dir, library, repeat)
+        _print_summary(jobs, settings.out_dir, library, repeat, judge_model)
     sys.exit(1 if report.errors else 0)
 
 
-def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat: int) -> None:
+def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat: int, judge_model: str | None) -> None:
     from tracekit.analyze.run_summary import format_summary, run_summary, trial_verdicts
     from tracekit.cli.analyze import kept_judge
     from tracekit.output import write_json
 
-    judge, _note = kept_judge([out_dir])  # the kept verdicts `tracekit analyze OUT --cases` would use
+    judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge
+    click.echo(note, err=True)
     trials = trial_verdicts(jobs, out_dir, library, judge)
     result = run_summary(trials, repeat)
     write_json(out_dir / "run-summary.json", {"summary": result, "trials": trials})
