@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -143,6 +143,12 @@ class CallGraph:
             self._same_edges = same
         return self._same_edges
 
+    def add(self, node: CallNode) -> None:
+        """Append the next call (a graph grown one call at a time, as the fused pass and the guard do)."""
+        self.nodes.append(node)
+        self._by_index[node.index] = node
+        self._next_edges = self._same_edges = self._data_edges = None
+
     def __len__(self) -> int:
         return len(self.nodes)
 
@@ -198,18 +204,34 @@ def build_graph(calls: Iterable[Call]) -> CallGraph:
     return CallGraph([_node(call.call, call.result, call.history) for call in calls])
 
 
-def trace_graph(trace: Trace, history_messages: int = 0) -> CallGraph:
+def trace_graph(
+    trace: Trace,
+    history_messages: int = 0,
+    *,
+    into: CallGraph | None = None,
+    observers: Sequence[Callable[[CallNode], object]] = (),
+) -> CallGraph:
     """The call graph of a whole trace: ``build_graph(trace.calls(history_messages))`` without making the
-    ``Call`` pairs first (the same pairing: each call with the first result that names its index)."""
+    ``Call`` pairs first (the same pairing: each call with the first result that names its index).
+
+    The fused pass of offline analysis: each node is handed to ``observers`` (every detector's
+    ``observe``, ``DetectorRun.observers``) as soon as it is made, and appended to ``into`` when given."""
     results: dict[int | None, ToolResult] = {}
     for result in trace.kind("tool_result"):
         results.setdefault(result.call_index, result)
-    return CallGraph(
-        [
-            _node(record, results.get(record.index), record.message_index < history_messages)
-            for record in trace.kind("tool_call")
-        ]
-    )
+    calls = trace.kind("tool_call")
+    if not observers and into is None:
+        return CallGraph([_node(record, results.get(record.index), record.message_index < history_messages)
+                          for record in calls])  # fmt: skip
+    graph = into if into is not None else CallGraph([])
+    nodes, by_index = graph.nodes, graph._by_index
+    for record in calls:
+        node = _node(record, results.get(record.index), record.message_index < history_messages)
+        nodes.append(node)
+        by_index[node.index] = node
+        for observe in observers:
+            observe(node)
+    return graph
 
 
 def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:

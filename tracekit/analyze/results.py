@@ -179,8 +179,7 @@ def analyze_trace(
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
     from tracekit.analyze.binding import CaseRun, bind_case, bind_history
-    from tracekit.analyze.detectors import DetectorContext, Finding, run_detectors
-    from tracekit.analyze.graph import trace_graph
+    from tracekit.analyze.detectors import Finding, detect
 
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
@@ -198,10 +197,10 @@ def analyze_trace(
     if binding is not None and binding.problem is not None:
         problems.append(binding.problem)
     history = binding.messages if binding is not None else 0
-    graph = trace_graph(trace, history)
     catalog = library.catalog if library is not None else None
-    context = DetectorContext(graph, trace, catalog, case, history)
-    findings = run_detectors(context, settings.detector_options or _default_detector_options())
+    # One fused pass: the call graph is built call by call and every detector is fed as it goes.
+    options = settings.detector_options or _default_detector_options()
+    graph, findings = detect(trace, options, history_messages=history, catalog=catalog, case=case)
     verdict = None
     if case is not None:
         from tracekit.analyze.verdict import build_verdict

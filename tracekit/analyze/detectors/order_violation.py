@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from typing import Any
+
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import leaves, occurs_in, scalar_text, values_at
 
 
 @detector("order_violation")
-def order_violation(context: DetectorContext) -> list[Finding]:
+class OrderViolation(DetectorStream):
     """A call of tool X made before any successful call of tool Y, where the catalog declares that a
     parameter of X takes a value produced by Y (``depends_on``). Needs the tool catalog.
 
@@ -17,42 +19,58 @@ def order_violation(context: DetectorContext) -> list[Finding]:
     with a ``post_id`` from ``weibo_get_hot_search``), or given as that parameter by a user or system
     message or the case's context (a text that holds the value and names the parameter: "已知 city_id 为
     110000"). A city name passed as ``city_id`` because the user said it is still a violation."""
-    if context.catalog is None:
-        return []
-    dependencies: dict[str, list[tuple[str, str, str]]] = {}
-    for tool, param, source_tool, source_path in context.catalog.dependencies():
-        dependencies.setdefault(tool, []).append((param, source_tool, source_path))
-    findings = []
-    nodes = context.graph.nodes
-    for node in nodes:
-        if node.history or node.tool not in dependencies:
-            continue
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        super().__init__(context, options)
+        self.dependencies: dict[str, list[tuple[str, str, str]]] = {}
+        if context.catalog is not None:
+            for tool, param, source_tool, source_path in context.catalog.dependencies():
+                self.dependencies.setdefault(tool, []).append((param, source_tool, source_path))
+        self.observing = bool(self.dependencies)
+        self.found: list[Finding] = []
+        self._succeeded: list[CallNode] = []  # earlier calls that succeeded (sources of values)
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        finding = None
+        if not node.history and node.tool in self.dependencies:
+            finding = self._check(node)
+            if finding is not None:
+                self.found.append(finding)
+        if node.succeeded:
+            self._succeeded.append(node)
+        return [finding] if finding is not None else []
+
+    def finish(self) -> list[Finding]:
+        return self.found
+
+    def _check(self, node: CallNode) -> Finding | None:
+        context = self.context
+        assert context.catalog is not None
+        earlier = [o for o in self._succeeded if o.returned_before(node)]
         required = set(context.catalog[node.tool].input_schema.get("required", []))
         missing = []
-        for param, source_tool, source_path in dependencies[node.tool]:
+        for param, source_tool, source_path in self.dependencies[node.tool]:
             given = _given(node, param)
             if not given and param not in required:
                 continue
-            if any(o.tool == source_tool and o.succeeded and o.returned_before(node) for o in nodes):
+            if any(o.tool == source_tool for o in earlier):
                 continue
-            if given and all(_seen_before(value, param, node, nodes, context) for value in given):
+            if given and all(_seen_before(value, param, node, earlier, context) for value in given):
                 continue
             missing.append((param, source_tool, source_path))
-        if missing:
-            needs = "; ".join(f"{param} comes from {tool}.{path}" for param, tool, path in missing)
-            first = missing[0][1]
-            findings.append(
-                Finding(
-                    kind="order_violation",
-                    severity="error",
-                    calls=[node.index],
-                    message=(
-                        f"{node.tool} (call #{node.index}) was called before any successful {first} call, "
-                        f"but {needs}; call {first} first and pass on its result."
-                    ),
-                )
-            )
-    return findings
+        if not missing:
+            return None
+        needs = "; ".join(f"{param} comes from {tool}.{path}" for param, tool, path in missing)
+        first = missing[0][1]
+        return Finding(
+            kind="order_violation",
+            severity="error",
+            calls=[node.index],
+            message=(
+                f"{node.tool} (call #{node.index}) was called before any successful {first} call, "
+                f"but {needs}; call {first} first and pass on its result."
+            ),
+        )
 
 
 def _given(node: CallNode, param: str) -> list[str]:
@@ -63,10 +81,10 @@ def _given(node: CallNode, param: str) -> list[str]:
     return [text for text in texts if text]
 
 
-def _seen_before(value: str, param: str, node: CallNode, nodes: list[CallNode], context: DetectorContext) -> bool:
-    """Whether ``value`` was there before ``node``: in a successful result of any tool, or given as ``param``
-    in a user or system message or the case's context."""
-    if any(o.succeeded and o.returned_before(node) and occurs_in(value, o.result_text) for o in nodes):
+def _seen_before(value: str, param: str, node: CallNode, earlier: list[CallNode], context: DetectorContext) -> bool:
+    """Whether ``value`` was there before ``node``: in a successful result of any tool returned before it
+    (``earlier``), or given as ``param`` in a user or system message or the case's context."""
+    if any(occurs_in(value, o.result_text) for o in earlier):
         return True
     name = param.replace("[]", "").rpartition(".")[2]
     texts = [text for index, text in context.message_texts if index < node.turn] + context.case_texts

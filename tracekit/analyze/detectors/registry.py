@@ -1,13 +1,22 @@
 """Findings, the detector registry and the per-trace context detectors read.
 
-A detector is a plain function registered by a decorator with its default options::
+A detector is registered by a decorator with its default options. It is either a ``DetectorStream``, fed
+one call at a time (what offline analysis and the live guard both use), or a plain function of the whole
+trace, run once every call was seen::
 
-    @detector("repeated_call", error_from=3)
-    def repeated_call(context: DetectorContext) -> list[Finding]:
+    @detector("slow_start", limit=3)
+    class SlowStart(DetectorStream):
+        def observe(self, node: CallNode) -> list[Finding]:
+            ...  # findings this call makes or grows (live runs act on them at once)
+        def finish(self) -> list[Finding]:
+            ...  # every finding of the trace
+
+    @detector("late_answer")
+    def late_answer(context: DetectorContext) -> list[Finding]:
         ...
 
-Options reach the function as ``context.options`` (defaults overlaid with ``--detector-option``
-and ``--config`` values); ``enabled: false`` switches a detector off.
+Options reach a stream as ``self.options`` and a function as ``context.options`` (defaults overlaid with
+``--detector-option`` and ``--config`` values); ``enabled: false`` switches a detector off.
 """
 
 from __future__ import annotations
@@ -17,11 +26,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from tracekit.analyze.graph import CallGraph, CallNode, trace_graph
 from tracekit.errors import DetectorOptionError
 from tracekit.trace import content_text
 
 if TYPE_CHECKING:
-    from tracekit.analyze.graph import CallGraph, CallNode
     from tracekit.cases import Case, Catalog
     from tracekit.trace import Trace
 
@@ -74,6 +83,9 @@ class DetectorContext:
     case: Case | None = None
     history_messages: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    live: bool = False
+    """Fed while the session runs (the guard): streams also report findings as they form, not only at the
+    end. Offline, only ``finish()`` counts, so streams skip that work."""
 
     @cached_property
     def final_answer(self) -> str:
@@ -106,11 +118,16 @@ class DetectorContext:
             return []
         turns = []
         for record in self.trace.kind("assistant_message"):
-            blocks = record.content
-            if any(block.get("type") in ("tool_use", "server_tool_use") for block in blocks):
-                continue
-            if any(block.get("type") == "text" and str(block.get("text", "")).strip() for block in blocks):
-                turns.append(record.message_index)
+            spoke = False
+            for block in record.content:
+                kind = block.get("type")
+                if kind == "tool_use" or kind == "server_tool_use":
+                    break
+                if not spoke and kind == "text" and str(block.get("text", "")).strip():
+                    spoke = True
+            else:
+                if spoke:
+                    turns.append(record.message_index)
         return turns
 
     @cached_property
@@ -124,15 +141,69 @@ class DetectorContext:
         return [text for text in texts if text]
 
 
+class DetectorStream:
+    """A detector fed one call at a time, in call order, each call once its result is known.
+
+    ``observe(node)`` returns the findings this call made or grew (a live guard acts on them; offline
+    analysis ignores them, and a stream may return nothing unless ``context.live``); ``finish()`` returns
+    every finding of the trace, exactly what the detector reports offline. Work per call is O(1)
+    amortised. Example (calls of one tool beyond a limit)::
+
+        @detector("too_many_searches", limit=5)
+        class TooManySearches(DetectorStream):
+            def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+                super().__init__(context, options)
+                self.calls: list[int] = []
+
+            def observe(self, node: CallNode) -> list[Finding]:
+                if node.tool == "search" and not node.history:
+                    self.calls.append(node.index)
+                return []
+
+            def finish(self) -> list[Finding]:
+                if len(self.calls) <= self.options["limit"]:
+                    return []
+                return [Finding("too_many_searches", "warning", self.calls, "search less")]
+    """
+
+    observing = True
+    """False when ``observe`` would do nothing for any call (set in ``__init__``): then it is not called."""
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        self.context = context
+        self.options = options
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        """Take the next call; the findings it made or grew."""
+        return []
+
+    def finish(self) -> list[Finding]:
+        """Every call was seen: the trace's findings."""
+        return []
+
+
 DetectorFunction = Callable[[DetectorContext], list[Finding]]
+Registered = DetectorFunction | type[DetectorStream]
+
+
+class _FunctionStream(DetectorStream):
+    """A detector written as a function of the whole trace, run when every call was seen."""
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any], function: DetectorFunction) -> None:
+        super().__init__(context, options)
+        self.function = function
+
+    def finish(self) -> list[Finding]:
+        self.context.options = self.options
+        return self.function(self.context)
 
 
 @dataclass(frozen=True)
 class DetectorSpec:
-    """A registered detector: its finding kind, function and default options."""
+    """A registered detector: its finding kind, the function or stream class, and default options."""
 
     kind: str
-    function: DetectorFunction
+    function: Registered
     defaults: dict[str, Any]
 
     @property
@@ -140,15 +211,23 @@ class DetectorSpec:
         """First line of the detector's docstring."""
         return (self.function.__doc__ or "").strip().splitlines()[0] if self.function.__doc__ else ""
 
+    def start(self, context: DetectorContext, options: dict[str, Any]) -> DetectorStream:
+        """A fresh stream of this detector for one trace."""
+        function = self.function
+        if isinstance(function, type) and issubclass(function, DetectorStream):
+            return function(context, options)
+        return _FunctionStream(context, options, function)  # type: ignore[arg-type]
+
 
 #: Every registered detector by finding kind, in registration order.
 REGISTRY: dict[str, DetectorSpec] = {}
 
 
-def detector(kind: str, **defaults: Any) -> Callable[[DetectorFunction], DetectorFunction]:
-    """Register a detector function under its finding ``kind`` with default options."""
+def detector(kind: str, **defaults: Any) -> Callable[[Any], Any]:
+    """Register a detector (a ``DetectorStream`` class or a function of the context) under its finding
+    ``kind`` with default options."""
 
-    def register(function: DetectorFunction) -> DetectorFunction:
+    def register(function: Any) -> Any:
         REGISTRY[kind] = DetectorSpec(kind, function, {"enabled": True, **defaults})
         return function
 
@@ -173,17 +252,69 @@ def resolve_options(overrides: dict[str, dict[str, Any]] | None = None) -> dict[
     return resolved
 
 
+class DetectorRun:
+    """Every enabled detector of one trace, fed the same calls in one pass.
+
+    Example (the fused pass of offline analysis builds the graph and feeds this as it goes)::
+
+        run = DetectorRun(context, options)
+        for node in context.graph.nodes:
+            run.observe(node)
+        findings = run.finish()
+    """
+
+    def __init__(self, context: DetectorContext, options: dict[str, dict[str, Any]]) -> None:
+        self.streams: list[DetectorStream] = []
+        for kind, spec in REGISTRY.items():
+            settings = options.get(kind, spec.defaults)
+            if settings.get("enabled", True):
+                self.streams.append(spec.start(context, settings))
+        # Streams that do nothing per call (functions of the whole trace) are not called per call.
+        self.observers = [s.observe for s in self.streams
+                          if s.observing and type(s).observe is not DetectorStream.observe]  # fmt: skip
+        """Each stream's ``observe``: offline, the fused pass calls them straight away."""
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        """Feed one call to every detector; the findings it made or grew."""
+        found: list[Finding] = []
+        for observe in self.observers:
+            new = observe(node)
+            if new:
+                found.extend(new)
+        return found
+
+    def finish(self) -> list[Finding]:
+        """Every finding of the trace: in registry order, each detector's sorted by first call."""
+        findings: list[Finding] = []
+        for stream in self.streams:
+            found = stream.finish()
+            findings.extend(sorted(found, key=_first_call) if len(found) > 1 else found)
+        return findings
+
+
 def run_detectors(context: DetectorContext, options: dict[str, dict[str, Any]]) -> list[Finding]:
-    """Run every enabled detector on one trace; findings in registry order, each sorted by first call."""
-    findings: list[Finding] = []
-    for kind, spec in REGISTRY.items():
-        settings = options.get(kind, spec.defaults)
-        if not settings.get("enabled", True):
-            continue
-        context.options = settings
-        found = spec.function(context)
-        findings.extend(sorted(found, key=_first_call) if len(found) > 1 else found)
-    return findings
+    """Run every enabled detector on one trace's graph; findings in registry order, each sorted by first call."""
+    run = DetectorRun(context, options)
+    for node in context.graph.nodes:
+        run.observe(node)
+    return run.finish()
+
+
+def detect(
+    trace: Trace,
+    options: dict[str, dict[str, Any]],
+    *,
+    history_messages: int = 0,
+    catalog: Catalog | None = None,
+    case: Case | None = None,
+) -> tuple[CallGraph, list[Finding]]:
+    """Offline analysis of one trace in one fused pass: the call graph is built call by call and each call
+    is fed to every enabled detector as it is made. Returns the graph and the findings (as
+    ``run_detectors`` orders them)."""
+    graph = CallGraph([])
+    run = DetectorRun(DetectorContext(graph, trace, catalog, case, history_messages), options)
+    trace_graph(trace, history_messages, into=graph, observers=run.observers)
+    return graph, run.finish()
 
 
 def _first_call(finding: Finding) -> list[int]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
-from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, outcome, runs, windows
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector, split_history
+from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, boundaries, outcome
 from tracekit.analyze.graph import CallNode
+
+_SAME = (False, False)  # no window options: one window, one run
 
 
 @detector(
@@ -19,7 +21,7 @@ from tracekit.analyze.graph import CallNode
     restart_after_flag=False,
     **LOOP_WINDOW_DEFAULTS,
 )
-def repeated_call(context: DetectorContext) -> list[Finding]:
+class RepeatedCall(DetectorStream):
     """A call whose tool and canonical arguments equal those of an earlier call that had already succeeded.
 
     Options: ``min_repeats`` (repeats of one call before it is flagged; 1 flags the first repeat),
@@ -31,63 +33,85 @@ def repeated_call(context: DetectorContext) -> list[Finding]:
     ``restart_after_flag`` (with ``consecutive``: once a run is flagged, counting starts again from the
     next call, as Roo Code's counter does when it blocks a call), and the window options of ``windows.py``.
     """
-    options = context.options
-    min_repeats = int(options["min_repeats"])
-    consecutive = bool(options.get("consecutive"))
-    findings = []
-    for window in windows(context, context.graph.nodes):
-        if consecutive:
-            groups = [group for run in runs(context, window) for group in _back_to_back(run, options)]
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        super().__init__(context, options)
+        self.min_repeats = int(options["min_repeats"])
+        self.consecutive = bool(options.get("consecutive"))
+        self.require_success = bool(options.get("require_success", True))
+        self.same_outcome = bool(options.get("same_outcome"))
+        self.restart_at = self.min_repeats + 1 if options.get("restart_after_flag") else 0
+        self.bounds = boundaries(context, options)
+        self.groups: list[tuple[CallNode, list[CallNode]]] = []
+        """Every group so far, in the order the offline rule lists them."""
+        self._reference: dict[str, CallNode] = {}  # anywhere: the call a repeat of each key repeats
+        self._open: dict[int, tuple[CallNode, list[CallNode]]] = {}  # anywhere: this window's groups
+        self._run: list[CallNode] = []  # consecutive: the current back-to-back run
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
+        if self.consecutive:
+            if new_run:
+                self._close_run()
+            group = self._back_to_back(node)
         else:
-            groups = _anywhere(window, options)
-        for original, repeats in groups:
-            judged, _ = split_history(repeats)
-            if judged and len(repeats) >= min_repeats:
-                findings.append(_finding(original, repeats, options))
-    return findings
+            if new_window:
+                self._open = {}
+                self._reference = {}
+            group = self._anywhere(node)
+        if group is not None and self.context.live and self._flagged(group[1]):
+            return [_finding(group[0], group[1], self.options)]
+        return []
 
+    def finish(self) -> list[Finding]:
+        self._close_run()
+        return [_finding(original, repeats, self.options) for original, repeats in self.groups
+                if self._flagged(repeats)]  # fmt: skip
 
-def _anywhere(nodes: list[CallNode], options: dict[str, Any]) -> list[tuple[CallNode, list[CallNode]]]:
-    """Repeats of a call anywhere later in the window, grouped by the call they repeat."""
-    require_success, same_outcome = bool(options.get("require_success", True)), bool(options.get("same_outcome"))
-    reference: dict[str, CallNode] = {}
-    groups: dict[int, tuple[CallNode, list[CallNode]]] = {}
-    for node in nodes:
+    def _flagged(self, repeats: list[CallNode]) -> bool:
+        return len(repeats) >= self.min_repeats and any(not node.history for node in repeats)
+
+    def _anywhere(self, node: CallNode) -> tuple[CallNode, list[CallNode]] | None:
+        """Repeats of a call anywhere later in the window, grouped by the call they repeat."""
+        require_success = self.require_success
+        reference = self._reference
         original = reference.get(node.key)
         if original is not None and (not require_success or original.returned_before(node)):
-            if same_outcome and outcome(node) != outcome(original):
+            if self.same_outcome and outcome(node) != outcome(original):
                 if node.succeeded or not require_success:
                     reference[node.key] = node  # the answer changed: later repeats are compared with this one
-                continue
-            group = groups.get(original.index)
+                return None
+            group = self._open.get(original.index)
             if group is None:
-                groups[original.index] = (original, [node])
+                group = self._open[original.index] = (original, [node])
+                self.groups.append(group)
             else:
                 group[1].append(node)
-        elif original is None and (node.succeeded or not require_success):
+            return group
+        if original is None and (node.succeeded or not require_success):
             reference[node.key] = node
-    return list(groups.values())
+        return None
 
-
-def _back_to_back(nodes: list[CallNode], options: dict[str, Any]) -> list[tuple[CallNode, list[CallNode]]]:
-    """Runs of identical calls with no other call between them: (first call, the repeats after it)."""
-    require_success, same_outcome = bool(options.get("require_success", True)), bool(options.get("same_outcome"))
-    restart_at = int(options["min_repeats"]) + 1 if options.get("restart_after_flag") else 0
-    groups: list[tuple[CallNode, list[CallNode]]] = []
-    current: list[CallNode] = []
-    for node in nodes:
-        if current and _continues(current[0], node, require_success, same_outcome):
+    def _back_to_back(self, node: CallNode) -> tuple[CallNode, list[CallNode]] | None:
+        """Runs of identical calls with no other call between them: (first call, the repeats after it)."""
+        current = self._run
+        if current and _continues(current[0], node, self.require_success, self.same_outcome):
             current.append(node)
-            if len(current) == restart_at:
-                groups.append((current[0], current[1:]))
-                current = []
-            continue
+            group = (current[0], current[1:])
+            if len(current) == self.restart_at:
+                self.groups.append(group)
+                self._run = []
+            return group
+        self._close_run()
+        if node.succeeded or not self.require_success:
+            self._run = [node]
+        return None
+
+    def _close_run(self) -> None:
+        current = self._run
         if len(current) > 1:
-            groups.append((current[0], current[1:]))
-        current = [node] if node.succeeded or not require_success else []
-    if len(current) > 1:
-        groups.append((current[0], current[1:]))
-    return groups
+            self.groups.append((current[0], current[1:]))
+        self._run = []
 
 
 def _continues(first: CallNode, node: CallNode, require_success: bool, same_outcome: bool) -> bool:

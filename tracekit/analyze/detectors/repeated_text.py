@@ -52,6 +52,8 @@ def repeated_text(context: DetectorContext) -> list[Finding]:
 def _repeated_messages(context: DetectorContext, repeats: int) -> list[Finding]:
     assert context.trace is not None
     reset = bool(context.options.get("reset_on_user_message"))
+    if len(context.agent_text_turns) < repeats:
+        return []  # a run is made of the agent's text-only messages: too few of them for one
     agent_messages = set(context.agent_text_turns)
     findings: list[Finding] = []
     run: list[tuple[int, str]] = []

@@ -2,53 +2,66 @@
 
 from __future__ import annotations
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector, split_history
-from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, runs, windows
+from typing import Any
+
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector, split_history
+from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, boundaries
 from tracekit.analyze.graph import CallNode
+
+_SAME = (False, False)  # no window options: one window, one run
 
 
 @detector("retry_storm", failures=3, consecutive=False, **LOOP_WINDOW_DEFAULTS)
-def retry_storm(context: DetectorContext) -> list[Finding]:
+class RetryStorm(DetectorStream):
     """A call (tool + arguments) that returned an error and was issued again with identical arguments,
     erroring again, until it has failed ``failures`` times (the failures need not be adjacent; with
     ``consecutive`` they must follow each other with no other call between). The error texts may differ.
     Window options: see ``windows.py``."""
-    threshold = int(context.options["failures"])
-    consecutive = bool(context.options.get("consecutive"))
-    findings = []
-    for window in windows(context, context.graph.nodes):
-        groups = [g for run in runs(context, window) for g in _back_to_back(run)] if consecutive else _anywhere(window)
-        for nodes in groups:
-            if len(nodes) < threshold:
-                continue
-            judged, history = split_history(nodes)
-            if judged:
-                findings.append(_finding(nodes, judged, history, consecutive))
-    return findings
 
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        super().__init__(context, options)
+        self.threshold = int(options["failures"])
+        self.consecutive = bool(options.get("consecutive"))
+        self.bounds = boundaries(context, options)
+        self.groups: list[list[CallNode]] = []
+        """Every group of failures so far, in the order the offline rule lists them."""
+        self._open: dict[str, list[CallNode]] = {}  # anywhere: this window's failures by call
+        self._run: list[CallNode] = []  # consecutive: the current run of one failing call
 
-def _anywhere(nodes: list[CallNode]) -> list[list[CallNode]]:
-    failed: dict[str, list[CallNode]] = {}
-    for node in nodes:
-        if node.has_result and node.is_error:
-            failed.setdefault(node.key, []).append(node)
-    return list(failed.values())
-
-
-def _back_to_back(nodes: list[CallNode]) -> list[list[CallNode]]:
-    groups: list[list[CallNode]] = []
-    current: list[CallNode] = []
-    for node in nodes:
+    def observe(self, node: CallNode) -> list[Finding]:
+        new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         failed = node.has_result and node.is_error
-        if current and failed and node.key == current[0].key:
-            current.append(node)
-            continue
-        if current:
-            groups.append(current)
-        current = [node] if failed else []
-    if current:
-        groups.append(current)
-    return groups
+        group: list[CallNode] | None = None
+        if self.consecutive:
+            if new_run:
+                self._run = []
+            current = self._run
+            if current and failed and node.key == current[0].key:
+                current.append(node)
+                group = current
+            else:
+                self._run = group = [node] if failed else []
+                if failed:
+                    self.groups.append(group)
+        else:
+            if new_window:
+                self._open = {}
+            if failed:
+                group = self._open.get(node.key)
+                if group is None:
+                    group = self._open[node.key] = []
+                    self.groups.append(group)
+                group.append(node)
+        if group and self.context.live and len(group) >= self.threshold:
+            return self._finding(group)
+        return []
+
+    def finish(self) -> list[Finding]:
+        return [finding for group in self.groups if len(group) >= self.threshold for finding in self._finding(group)]
+
+    def _finding(self, nodes: list[CallNode]) -> list[Finding]:
+        judged, history = split_history(nodes)
+        return [_finding(nodes, judged, history, self.consecutive)] if judged else []
 
 
 def _finding(nodes: list[CallNode], judged: list[int], history: list[int], consecutive: bool) -> Finding:

@@ -4,55 +4,64 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
 
 @detector("ungrounded_argument", generic_names=True)
-def ungrounded_argument(context: DetectorContext) -> list[Finding]:
+class UngroundedArgument(DetectorStream):
     """An identifier argument (declared in the catalog's ``id_params``, or, with ``generic_names``, named
     ``id`` / ``*_id``) whose value occurs in no earlier tool result, user or system message, or case
     context: the agent made it up."""
-    findings = []
-    nodes = context.graph.nodes
-    seen: _SeenResults | None = None
-    catalog = context.catalog
-    generic = bool(context.options.get("generic_names", True))
-    by_key: dict[str, list[tuple[str, Any]]] = {}  # identical calls have identical identifier arguments
-    for node in nodes:
-        if node.history:
-            continue
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        super().__init__(context, options)
+        self.generic = bool(options.get("generic_names", True))
+        self.found: list[Finding] = []
+        self._seen = _SeenResults()
+        self._by_key: dict[str, list[tuple[str, Any]]] = {}  # identical calls have identical identifier arguments
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        seen = self._seen
+        catalog = self.context.catalog
         declared = catalog is not None and node.tool in catalog and bool(catalog[node.tool].id_params)
         # An identifier name ends in "id"/"ids", so without "id" in the arguments' JSON there is none.
-        named = generic and "id" in node.argument_text
-        if not declared and not named:
-            continue  # no identifier argument: nothing to ground
-        arguments = by_key.get(node.key)
+        named = self.generic and "id" in node.argument_text
+        if node.history or not (declared or named):
+            if node.has_result:
+                seen.waiting.append(node)
+            return []
+        arguments = self._by_key.get(node.key)
         if arguments is None:
-            arguments = by_key[node.key] = _identifier_arguments(node, context, named)
-        if not arguments:
-            continue
-        if seen is None:
-            seen = _SeenResults(nodes)
-        results = seen.before(node)
-        ungrounded = [(path, value) for path, value in arguments if not _grounded(value, node, results, context)]
-        if not ungrounded:
-            continue
-        described = ", ".join(f"{path}={value!r}" for path, value in ungrounded)
-        findings.append(
-            Finding(
-                kind="ungrounded_argument",
-                severity="warning",
-                calls=[node.index],
-                message=(
-                    f"{node.tool} (call #{node.index}) was given {described}, a value that appears in no "
-                    f"earlier tool result, user message or case context; look the identifier up with a "
-                    f"tool or ask the user instead of guessing it."
-                ),
-            )
-        )
-    return findings
+            arguments = self._by_key[node.key] = _identifier_arguments(node, self.context, named)
+        finding = None
+        if arguments:
+            results = seen.before(node)
+            context = self.context
+            ungrounded = [(path, value) for path, value in arguments if not _grounded(value, node, results, context)]
+            if ungrounded:
+                finding = _finding(node, ungrounded)
+                self.found.append(finding)
+        seen.add(node)
+        return [finding] if finding is not None else []
+
+    def finish(self) -> list[Finding]:
+        return self.found
+
+
+def _finding(node: CallNode, ungrounded: list[tuple[str, Any]]) -> Finding:
+    described = ", ".join(f"{path}={value!r}" for path, value in ungrounded)
+    return Finding(
+        kind="ungrounded_argument",
+        severity="warning",
+        calls=[node.index],
+        message=(
+            f"{node.tool} (call #{node.index}) was given {described}, a value that appears in no "
+            f"earlier tool result, user message or case context; look the identifier up with a "
+            f"tool or ask the user instead of guessing it."
+        ),
+    )
 
 
 def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool) -> list[tuple[str, Any]]:
@@ -73,26 +82,28 @@ def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool)
 
 
 class _SeenResults:
-    """The text of the results returned before a call, grown as the calls go on (they are in order)."""
+    """The text of the results returned before a call, grown as the calls come (in order).
 
-    def __init__(self, nodes: list[CallNode]) -> None:
-        produced = [node for node in nodes if node.has_result]
-        order = [(node.result_turn_or_turn, node.index) for node in produced]
-        if order != sorted(order):  # results nearly always come back in the order of their calls
-            produced = [produced[i] for i in sorted(range(len(produced)), key=order.__getitem__)]
-        self._pending = produced
-        self._seen = 0
-        self._text = ""
+    A result joins the text once a later call was issued after it came back; results nearly always come
+    back in the order of their calls, so the calls still waiting are few."""
+
+    def __init__(self) -> None:
+        self.waiting: list[CallNode] = []
+        self._text: str | None = None
+
+    def add(self, node: CallNode) -> None:
+        if node.has_result:
+            self.waiting.append(node)
 
     def before(self, node: CallNode) -> str:
-        pending, seen = self._pending, self._seen
-        while seen < len(pending) and pending[seen].returned_before(node):
-            seen += 1
-        if seen != self._seen:
-            added = "\n".join([done.result_text for done in pending[self._seen : seen]])
-            self._text = f"{self._text}\n{added}" if self._seen else added
-            self._seen = seen
-        return self._text
+        waiting = self.waiting
+        if waiting:
+            added = [done.result_text for done in waiting if done.returned_before(node)]
+            if added:
+                self.waiting = [done for done in waiting if not done.returned_before(node)]
+                text = "\n".join(added)
+                self._text = text if self._text is None else f"{self._text}\n{text}"
+        return self._text or ""
 
 
 def _grounded(value: Any, node: CallNode, results: str, context: DetectorContext) -> bool:

@@ -6,47 +6,63 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
 
 @detector("unused_output", generic_lookup_pattern="lookup")
-def unused_output(context: DetectorContext) -> list[Finding]:
+class UnusedOutput(DetectorStream):
     """A successful lookup call (catalog ``kind: lookup``; without a catalog entry, a tool whose name
     matches ``generic_lookup_pattern``) none of whose identifier values occurs in any later call's
-    arguments or in the agent's final answer."""
-    pattern = str(context.options.get("generic_lookup_pattern") or "")
-    findings = []
-    nodes = context.graph.nodes
-    lookups: dict[str, list[str] | None] = {}
-    for node in nodes:
+    arguments or in the agent's final answer.
+
+    Decided at the end (the final answer counts): each call's arguments are kept as they come, and a
+    lookup is checked against the calls issued after its result came back."""
+
+    def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
+        super().__init__(context, options)
+        self.pattern = str(options.get("generic_lookup_pattern") or "")
+        self._lookups: dict[str, list[str] | None] = {}
+        self._pending: list[tuple[int, CallNode, list[Any]]] = []  # (position, lookup, its identifier values)
+        self._calls: list[CallNode] = []
+
+    def observe(self, node: CallNode) -> list[Finding]:
+        if self._pending:  # only the calls after a lookup are read
+            self._calls.append(node)
         if node.history or not node.has_result or node.is_error:  # judged and node.succeeded
-            continue
-        if node.tool not in lookups:
-            lookups[node.tool] = _lookup_output_ids(node.tool, context, pattern)
-        output_ids = lookups[node.tool]
+            return []
+        if node.tool in self._lookups:
+            output_ids = self._lookups[node.tool]
+        else:
+            output_ids = self._lookups[node.tool] = _lookup_output_ids(node.tool, self.context, self.pattern)
         if output_ids is None:
-            continue
+            return []
         values = _identifier_values(node.result, output_ids)
-        if not values:
-            continue
-        if _any_used(values, node, nodes, context.final_answer):
-            continue
-        shown = ", ".join(repr(value) for value in values[:3])
-        findings.append(
-            Finding(
-                kind="unused_output",
-                severity="info",
-                calls=[node.index],
-                message=(
-                    f"{node.tool} (call #{node.index}) looked up {shown}, but no later call and not the "
-                    f"final answer used it; either pass the identifier on to the call that needs it or "
-                    f"skip the lookup."
-                ),
+        if values:
+            self._pending.append((len(self._calls), node, values))  # the calls after it come from here
+        return []
+
+    def finish(self) -> list[Finding]:
+        findings = []
+        calls = self._calls
+        for position, lookup, values in self._pending:
+            if _any_used(values, lookup, calls[position:], self.context.final_answer):
+                continue
+            shown = ", ".join(repr(value) for value in values[:3])
+            findings.append(
+                Finding(
+                    kind="unused_output",
+                    severity="info",
+                    calls=[lookup.index],
+                    message=(
+                        f"{lookup.tool} (call #{lookup.index}) looked up {shown}, but no later call and not the "
+                        f"final answer used it; either pass the identifier on to the call that needs it or "
+                        f"skip the lookup."
+                    ),
+                )
             )
-        )
-    return findings
+        return findings
 
 
 def _lookup_output_ids(tool: str, context: DetectorContext, pattern: str) -> list[str] | None:
