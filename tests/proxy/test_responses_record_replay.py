@@ -150,6 +150,32 @@ def test_previous_response_id_chain_is_one_trace_and_replays_with_the_same_ids(t
     assert [len(c["request"]["input"]) for c in calls] == [1, 1, 2], "only new items were sent"
 
 
+def conversation_loop(client: openai.OpenAI) -> list[dict[str, Any]]:
+    """An agent on a kept conversation (``client.conversations.create()``, then ``conversation=``): each
+    request sends only its new items, the server adds the conversation's."""
+    conversation = client.conversations.create()
+    new: list[Any] = [{"role": "user", "content": "北京、上海、广州天气怎么样？"}]
+    results = []
+    for _ in range(5):
+        response = client.responses.create(model="gpt-test", input=new, tools=TOOLS, conversation=conversation.id)
+        results.append(response.to_dict(mode="json", exclude_none=True))
+        new = call_outputs(response.output)
+        if not new:
+            return results
+    return results
+
+
+def test_a_kept_conversation_is_one_trace_and_replays(tmp_path: Path) -> None:
+    recorded, replayed, traces = record_then_replay(tmp_path, weather_script(), conversation_loop)
+    assert replayed == recorded
+    [records] = [trace for trace in traces if of_kind(trace, "model_call")]
+    assert_weather_session(records)
+    calls = of_kind(records, "model_call")
+    assert [c["stitched"] for c in calls] == ["new", "conversation", "conversation"]
+    assert len({c["request"]["conversation"] for c in calls}) == 1
+    assert [len(c["request"]["input"]) for c in calls] == [1, 1, 2], "only new items were sent"
+
+
 def test_sdk_retries_are_attempts_of_one_turn(tmp_path: Path) -> None:
     script = weather_script(error_reply(529, should_retry=True, retry_after_ms=1))
     recorded, replayed, traces = record_then_replay(

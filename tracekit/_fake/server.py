@@ -35,7 +35,8 @@ SERVER_HEADER = "tracekit-fake-upstream"
 class FakeUpstream(ThreadServed):
     """A scripted fake of the Anthropic Messages, OpenAI Chat Completions and OpenAI Responses APIs on loopback.
 
-    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` and
+    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and
+    ``POST /v1/conversations`` for the conversations it keeps) and
     ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
     deterministic per instance. Example::
@@ -93,6 +94,7 @@ class FakeUpstream(ThreadServed):
         app.router.add_get(HEALTH_PATH, self._health)
         for path in ROUTES:
             app.router.add_post(path, self._serve)
+        app.router.add_post("/v1/conversations", self._create_conversation)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
 
@@ -147,6 +149,11 @@ class FakeUpstream(ThreadServed):
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "fake_upstream": True})
+
+    async def _create_conversation(self, request: web.Request) -> web.Response:
+        """``POST /v1/conversations`` (the Responses API's kept conversations): always answered, not scripted."""
+        fake = await self._receive(request, None)
+        return web.json_response(self.responses.create_conversation(fake.body if isinstance(fake.body, dict) else {}))
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
         await self._receive(request, None)

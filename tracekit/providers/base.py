@@ -29,12 +29,15 @@ from tracekit.trace.models import Content, Usage
 
 class Continuation(NamedTuple):
     """How a request relates to conversations the API server keeps (Anthropic threads, the Responses API's
-    ``previous_response_id``)."""
+    ``previous_response_id`` and ``conversation``)."""
 
     kept: bool
     """The server keeps this request's conversation: a later request may continue from its reply's id."""
     previous_id: str | None
     """The id of the reply this request continues (it then sends only the new items)."""
+    conversation: str | None = None
+    """The id of a conversation the server keeps that this request belongs to (the Responses API's
+    ``conversation``): the request sends only its new items, the server adds the conversation's."""
 
 
 NOT_CONTINUED = Continuation(False, None)

@@ -77,9 +77,17 @@ def with_request_items(body: dict[str, Any], items: list[Any]) -> dict[str, Any]
 
 def request_continuation(body: dict[str, Any]) -> Continuation:
     """The server keeps every response unless the request says ``store: false``; ``previous_response_id``
-    names the response a request continues (it then sends only the new items)."""
+    names the response a request continues, ``conversation`` the kept conversation it adds to (either way it
+    sends only the new items)."""
     previous = body.get("previous_response_id")
-    return Continuation(body.get("store") is not False, previous if isinstance(previous, str) and previous else None)
+    conversation = body.get("conversation")
+    if isinstance(conversation, dict):  # {"id": "conv_..."} or the id itself
+        conversation = conversation.get("id")
+    return Continuation(
+        body.get("store") is not False or isinstance(conversation, str),
+        previous if isinstance(previous, str) and previous else None,
+        conversation if isinstance(conversation, str) and conversation else None,
+    )
 
 
 # -- responses --------------------------------------------------------------------------------------------

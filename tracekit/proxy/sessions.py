@@ -5,7 +5,8 @@ A request belongs to (DESIGN.md, "The canonical trace"):
 1. the session its ``x-tracekit-session`` header names;
 2. the session whose reply its continuation names (an Anthropic ``thread.previous_message_id``, a
    Responses ``previous_response_id``: the id of a reply this proxy saw; the request carries only the new
-   messages);
+   messages), or the session of the kept conversation it names (a Responses ``conversation``: the first
+   request naming it starts the session);
 3. the session whose failed turn it repeats (an SDK retry: same canonical body, usually with
    ``x-stainless-retry-count`` > 0) - an attempt of that turn, not a new turn;
 4. the session whose conversation it extends: its messages begin with that session's last request's
@@ -106,6 +107,7 @@ class SessionRegistry:
         self.sessions: list[Session] = []
         self._named: dict[str, Session] = {}
         self._by_reply_id: dict[str, Session] = {}
+        self._by_conversation: dict[str, Session] = {}
         self._by_state: dict[tuple[str, int, str], list[Session]] = defaultdict(list)
         self._by_pending_key: dict[str, list[Session]] = defaultdict(list)
         self._counter = itertools.count(1)
@@ -121,15 +123,26 @@ class SessionRegistry:
         label: str | None = None,
         previous_id: str | None = None,
         retry_count: int | None = None,
+        conversation: str | None = None,
     ) -> Resolution:
         """The session of a request with canonical ``messages`` (agent side, before intercepts).
 
         ``named`` is the ``x-tracekit-session`` value and ``label`` the same with secrets replaced (what the
         trace records). ``previous_id`` is the id of the reply a continuation names. ``retry_count`` is the
         SDK's ``x-stainless-retry-count`` (None when the client sends none): a request that says it is a
-        first attempt (0) never joins another session's failed turn."""
+        first attempt (0) never joins another session's failed turn. ``conversation`` is the id of a kept
+        conversation the request adds to."""
         if named:
-            return self._within(self.named_session(named, label, provider), "header", key, messages, previous_id)
+            header_session = self.named_session(named, label, provider)
+            if conversation:
+                self._by_conversation.setdefault(conversation, header_session)
+            return self._within(header_session, "header", key, messages, previous_id, conversation=conversation)
+        if conversation:
+            kept = self._by_conversation.get(conversation)
+            if kept is None:
+                kept = self._by_conversation[conversation] = self._new(provider, None)
+                return Resolution(kept, "new", agent_chain=conversation_chain(messages))
+            return self._within(kept, "conversation", key, messages, None, conversation=conversation)
         if previous_id:
             session = self._by_reply_id.get(previous_id)
             if session is not None:
@@ -170,6 +183,8 @@ class SessionRegistry:
         messages: list[dict[str, Any]],
         previous_id: str | None,
         chain: list[str] | None = None,
+        *,
+        conversation: str | None = None,
     ) -> Resolution:
         # Claim the session: a concurrent request with the same history must not join it as well.
         self._unindex_state(session)
@@ -181,7 +196,10 @@ class SessionRegistry:
             attempt = 2
         prior: list[Any] = []
         history: list[dict[str, Any]] = []
-        if previous_id and self._by_reply_id.get(previous_id) is session:
+        continues = (previous_id and self._by_reply_id.get(previous_id) is session) or (
+            conversation and self._by_conversation.get(conversation) is session
+        )
+        if continues:
             prior, history = list(session.wire), list(session.history)
             agent_chain = conversation_chain(messages, session.chain)
         else:

@@ -51,6 +51,7 @@ class ExchangeTracker:
             label=self._label(request.session),
             previous_id=request.continuation.previous_id,
             retry_count=request.retry_count,
+            conversation=request.continuation.conversation,
         )
         session = resolution.session
         if session.pending is not None:

@@ -150,7 +150,8 @@ class ModelCall(_Record):
         default=None, description="Response headers kept for replay (content type, retry hints, request ids)."
     )
     stitched: str | None = Field(
-        default=None, description="How the request was joined to its session: header, thread, retry, continuity, new."
+        default=None,
+        description="How the request was joined to its session: header, thread, conversation, retry, continuity, new.",
     )
     fault: bool | None = Field(default=None, description="True when an http_error fault made the answer.")
     replay_miss: bool | None = Field(default=None, description="True when the answer is the proxy's replay-miss error.")
