@@ -26,9 +26,9 @@ from tracekit.proxy.sessions import Session
 #: Statuses the official SDKs retry (besides connection errors), unless ``x-should-retry`` says otherwise.
 RETRIED_STATUSES = frozenset({408, 409, 429})
 
-AnswerSource = Literal["upstream", "recording", "fault", "miss"]
-"""Who made the answer: the upstream API, a recording (replay), an ``http_error`` fault, or the proxy's
-replay-miss error."""
+AnswerSource = Literal["upstream", "recording", "fault", "miss", "guard"]
+"""Who made the answer: the upstream API, a recording (replay), an ``http_error`` fault, the proxy's
+replay-miss error, or an observer's refusal (the live guard stopping a session)."""
 
 #: Transport failures that happen before any response arrived (the proxy answers with an error of its own).
 NO_RESPONSE_FAILURES = frozenset({"connect", "connect_timeout", "reset"})
@@ -63,6 +63,10 @@ class Turn:
     """The same, as canonical messages."""
     sent: SentRequest
     faults: ActiveFaults = NO_FAULTS
+    refusal: str | None = None
+    """An observer refused the request (``observers``): answered with this message, never forwarded."""
+    extra_records: tuple[Any, ...] = ()
+    """Records an observer adds to the trace with this exchange (guard events)."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -117,6 +117,8 @@ class Recorder:
                     builder.add(underived("request", f"{type(exc).__name__}: {exc}", index, t))
         for fault in exchange.turn.faults.applied:
             builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=index, t=t))
+        for record in exchange.turn.extra_records:  # an observer's (the guard's events)
+            builder.add(record.model_copy(update={"model_call": index}))
         if final:
             call = model_call(exchange, outcome)
             try:

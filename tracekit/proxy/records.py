@@ -71,7 +71,7 @@ def attempt_error(exchange: Exchange, outcome: Outcome, model_call: int, *, repl
     replay needs to fail the same way again."""
     received = exchange.received
     source = "transport" if received.failure else ("client" if received.client_gone else "upstream")
-    made_here = received.source in ("fault", "miss")
+    made_here = received.source in ("fault", "miss", "guard")
     if made_here:
         source = "proxy"
     error = outcome.error or {}

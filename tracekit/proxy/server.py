@@ -23,6 +23,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 from aiohttp import web
 
 from tracekit.intercepts import InterceptConfig
@@ -37,6 +38,13 @@ from tracekit.proxy.answers import (
 )
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
+from tracekit.proxy.observers import (
+    ExchangeObserver,
+    is_loopback_peer,
+    refusal_answer,
+    watch_answer,
+    watch_request,
+)
 from tracekit.proxy.other_routes import OtherRoutes
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES, no_route, too_large
@@ -50,6 +58,8 @@ from tracekit.redact import Redactor, default_redactor
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/_tracekit/health"
+#: Live sessions as JSON (loopback clients only): requests so far and what the observer reports.
+SESSIONS_PATH = "/_tracekit/sessions"
 #: The proxy's own namespace: never forwarded (a 404 for anything but the health route).
 OWN_PATHS = "/_tracekit/"
 ROUTES: dict[str, Provider] = {provider.ROUTE: provider for provider in PROVIDERS.values()}
@@ -79,6 +89,8 @@ class ProxyConfig:
     """Seconds to open a connection upstream (then the exchange fails with ``transport: connect_timeout``)."""
     read_timeout: float = DEFAULT_READ_TIMEOUT
     """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
+    observer: ExchangeObserver | None = None
+    """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
 
 
 class Proxy:
@@ -134,6 +146,7 @@ class Proxy:
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True})
         app.router.add_get(HEALTH_PATH, self._health)
+        app.router.add_get(SESSIONS_PATH, self._sessions)
         for route in ROUTES:
             app.router.add_post(route, self._handle)
         app.router.add_route("*", "/{tail:.*}", self._other_route)
@@ -179,6 +192,15 @@ class Proxy:
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
+
+    async def _sessions(self, request: web.Request) -> web.Response:
+        if not is_loopback_peer(request.remote):
+            return web.json_response({"error": "the sessions list is served to loopback clients only"}, status=403)
+        status = getattr(self.config.observer, "status", None)
+        observed: dict[str, dict[str, object]] = status() if callable(status) else {}
+        sessions = [{"session": s.id, "name": s.named, "provider": s.provider, "requests": s.requests,
+                     **observed.get(s.id, {})} for s in self.tracker.sessions]  # fmt: skip
+        return web.json_response({"sessions": sessions}, dumps=lambda v: orjson.dumps(v).decode())
 
     async def _read_body(self, request: web.Request, provider: Provider | None) -> bytes | web.Response:
         """The request body, or the 413 to answer when it is over ``max_body_bytes`` (then nothing is read)."""
@@ -238,6 +260,9 @@ class Proxy:
             self._secret_fields.register(parsed.body, self.secrets)
         await self._scrub_if_learnt()
         exchange = Exchange(parsed, self.tracker.begin(parsed))
+        observer = self.config.observer
+        if observer is not None:
+            watch_request(observer, exchange)
         ending: Ending | None = None
         try:
             if exchange.turn.faults.latency_ms > 0:
@@ -250,12 +275,17 @@ class Proxy:
                 exchange.received.client_gone = True
             raise
         finally:
-            self.tracker.complete(exchange)
+            outcome = self.tracker.complete(exchange)
+            if observer is not None:
+                watch_answer(observer, exchange, outcome)
         assert ending is not None
         return await ending.finish(request)
 
     async def _answer(self, exchange: Exchange) -> Answer:
         received = exchange.received
+        if exchange.turn.refusal is not None:
+            received.source = "guard"
+            return refusal_answer(exchange.provider, exchange.turn.refusal)
         fault = exchange.turn.faults.http_error
         if fault is not None:
             received.source = "fault"

@@ -255,6 +255,23 @@ class AgentRun(_Record):
     duration_ms: float | None = Field(default=None, description="Wall time of the process.")
 
 
+class Guard(_Record):
+    """What the live guard (``tracekit record --guard``) noticed in a session and what it did about it."""
+
+    kind: Literal["guard"] = "guard"
+    event: str = Field(description="'finding' (a detector's finding) or 'budget' (a session budget was exceeded).")
+    rule: str = Field(description="The finding kind (``repeated_call``) or the budget (``tokens``) that fired.")
+    action: str = Field(description="'record', 'warn' (a note was added to the next request) or 'stop'.")
+    severity: str | None = Field(default=None, description="The finding's severity (findings only).")
+    calls: list[int] = Field(default_factory=list, description="``index`` of the tool calls the event names.")
+    messages: list[int] = Field(default_factory=list, description="``message_index`` of the messages it names.")
+    figures: dict[str, Any] = Field(
+        default_factory=dict, description="The numbers behind it: a budget's ``used`` and ``limit``."
+    )
+    message: str = Field(default="", description="What happened, in a sentence.")
+    model_call: int | None = Field(default=None, description="model_call of the request the guard acted on.")
+
+
 RECORD_CLASSES: tuple[type[BaseModel], ...] = (
     Header,
     SystemMessage,
@@ -267,6 +284,7 @@ RECORD_CLASSES: tuple[type[BaseModel], ...] = (
     ErrorRecord,
     AgentRun,
     HttpExchange,
+    Guard,
 )
 """Every record class, one per ``kind`` (the members of ``Record``)."""
 
@@ -281,7 +299,8 @@ Record = Annotated[
     | Intercept
     | ErrorRecord
     | AgentRun
-    | HttpExchange,
+    | HttpExchange
+    | Guard,
     Field(discriminator="kind"),
 ]
 """Any record of a trace file, selected by its ``kind``."""
