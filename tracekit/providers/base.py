@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
 from tracekit.providers.sse import ServerSentEvent
@@ -232,3 +232,27 @@ class Provider(Protocol):
 
     def error_event(self, error_type: str, message: str) -> bytes:
         """The provider's in-stream error event (the SSE bytes that end a stream with an error)."""
+
+
+def system_content(contents: list[Any], part_block: Callable[[dict[str, Any]], dict[str, Any]]) -> Content | None:
+    """System prompt parts (a string each, or a list of content parts) as one canonical system content: the
+    string itself when there is one string, else text blocks and ``part_block`` of each part."""
+    if not contents:
+        return None
+    if len(contents) == 1 and isinstance(contents[0], str):
+        return contents[0]
+    blocks: list[dict[str, Any]] = []
+    for content in contents:
+        if isinstance(content, str):
+            blocks.append({"type": "text", "text": content})
+        elif isinstance(content, list):
+            blocks.extend(part_block(part) for part in content if isinstance(part, dict))
+    return blocks
+
+
+def image_source(url: str) -> dict[str, Any]:
+    """An image URL of the OpenAI APIs as a canonical source: a data URL as base64, any other as a url."""
+    if url.startswith("data:") and ";base64," in url:
+        header, data = url[len("data:") :].split(";base64,", 1)
+        return {"type": "base64", "media_type": header or "application/octet-stream", "data": data}
+    return {"type": "url", "url": url}

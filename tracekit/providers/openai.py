@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import NOT_CONTINUED, Continuation, assemble
+from tracekit.providers.base import NOT_CONTINUED, Continuation, assemble, image_source, system_content
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -58,7 +58,7 @@ def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dic
     leading = 0
     while leading < len(raw) and raw[leading].get("role") in _SYSTEM_ROLES:
         leading += 1
-    system = _system_content([m.get("content") for m in raw[:leading]])
+    system = system_content([m.get("content") for m in raw[:leading]], _part_block)
     return system, convert_messages(raw[leading:])
 
 
@@ -82,7 +82,7 @@ def convert_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role == "assistant":
             result.append({"role": "assistant", "content": assistant_blocks(message)})
         elif role in _SYSTEM_ROLES:
-            result.append({"role": "system", "content": _system_content([message.get("content")]) or ""})
+            result.append({"role": "system", "content": system_content([message.get("content")], _part_block) or ""})
         else:
             result.append({"role": "user", "content": user_content(message.get("content"))})
     for message in result:
@@ -352,20 +352,6 @@ def error_event(error_type: str, message: str) -> bytes:
     return encode_json_event(body) + encode_event("[DONE]")
 
 
-def _system_content(contents: list[Any]) -> Content | None:
-    if not contents:
-        return None
-    if len(contents) == 1 and isinstance(contents[0], str):
-        return contents[0]
-    blocks: list[dict[str, Any]] = []
-    for content in contents:
-        if isinstance(content, str):
-            blocks.append({"type": "text", "text": content})
-        elif isinstance(content, list):
-            blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
-    return blocks
-
-
 def _part_block(part: dict[str, Any]) -> dict[str, Any]:
     """One content part as a canonical block (text, image; refusal; others kept as they are)."""
     kind = part.get("type")
@@ -376,19 +362,11 @@ def _part_block(part: dict[str, Any]) -> dict[str, Any]:
     if kind == "image_url":
         image = part.get("image_url")
         url = image.get("url", "") if isinstance(image, dict) else str(image or "")
-        block: dict[str, Any] = {"type": "image", "source": _image_source(url)}
+        block: dict[str, Any] = {"type": "image", "source": image_source(url)}
         if isinstance(image, dict) and image.get("detail") is not None:
             block["detail"] = image["detail"]
         return block
     return copy.deepcopy(part)
-
-
-def _image_source(url: str) -> dict[str, Any]:
-    """A data URL as a base64 source, any other URL as a url source."""
-    if url.startswith("data:") and ";base64," in url:
-        header, data = url[len("data:") :].split(";base64,", 1)
-        return {"type": "base64", "media_type": header or "application/octet-stream", "data": data}
-    return {"type": "url", "url": url}
 
 
 def _canonical_blocks(content: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.openai import _image_source
+from tracekit.providers.base import image_source
+from tracekit.providers.base import system_content as base_system_content
 from tracekit.trace.canonical import content_hash, parse_json_arguments
 from tracekit.trace.models import Content
 
@@ -205,18 +206,7 @@ def _item_type(item: dict[str, Any]) -> str:
 
 def system_content(contents: list[Any]) -> Content | None:
     """System prompt parts (instructions, system message contents) as one canonical system content."""
-    contents = [c for c in contents if c not in (None, "", [])]
-    if not contents:
-        return None
-    if len(contents) == 1 and isinstance(contents[0], str):
-        return contents[0]
-    blocks: list[dict[str, Any]] = []
-    for content in contents:
-        if isinstance(content, str):
-            blocks.append({"type": "text", "text": content})
-        elif isinstance(content, list):
-            blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
-    return blocks
+    return base_system_content([c for c in contents if c not in (None, "", [])], _part_block)
 
 
 def _part_block(part: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +217,7 @@ def _part_block(part: dict[str, Any]) -> dict[str, Any]:
     if kind == "refusal":
         return {"type": "refusal", "text": part.get("refusal", "")}
     if kind == "input_image" and isinstance(part.get("image_url"), str):
-        block: dict[str, Any] = {"type": "image", "source": _image_source(part["image_url"])}
+        block: dict[str, Any] = {"type": "image", "source": image_source(part["image_url"])}
         if part.get("detail") is not None:
             block["detail"] = part["detail"]
         return block
