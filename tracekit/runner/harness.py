@@ -27,6 +27,7 @@ from tracekit.clients import API_KEY_VARIABLES, DEFAULT_UPSTREAMS, ModelClient, 
 from tracekit.errors import RunSetupError
 from tracekit.intercepts import config_from
 from tracekit.proxy import ProxyConfig, RunningProxy
+from tracekit.proxy.observers import ExchangeObserver
 from tracekit.runner.agent import AgentLimits, run_agent
 from tracekit.runner.case_file import case_file_document, write_case_file
 from tracekit.runner.conversation import AgentStart, agent_start
@@ -60,6 +61,8 @@ class RunSettings:
     scratch_dir: Path | None = None
     """Where jobs keep their work in progress (the proxy's files, the case file); ``run_jobs`` uses a
     temporary folder outside the run folder, so an interrupted run leaves nothing half-written in it."""
+    observer: ExchangeObserver | None = None
+    """Watches every exchange in each job's proxy (``ProxyConfig.observer``; the live guard)."""
 
     @property
     def scratch_root(self) -> Path:
@@ -137,7 +140,8 @@ def run_job(job: Job, settings: RunSettings) -> JobResult:
         upstream = stack.enter_context(settings.client.open(settings.use(job)))
         meta.update(upstream.meta)
         proxy = stack.enter_context(RunningProxy(ProxyConfig(upstream=upstream.url, out_dir=scratch / "traces",
-                                                             intercepts=config_from(case))))
+                                                             intercepts=config_from(case),
+                                                             observer=settings.observer)))
         if settings.agent_cmd:
             closing, stop, error = _run_external(job, settings, start, tools, proxy.url, scratch)
         else:
