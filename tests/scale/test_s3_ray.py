@@ -31,6 +31,7 @@ def recordings_url(s3_server: str) -> str:
     boto3.client("s3", endpoint_url=s3_server).create_bucket(Bucket="tk-recordings")
     uploaded = upload(RECORDINGS, s3_server, "s3://tk-recordings/recordings")
     assert uploaded > 300
+    assert upload(CASES, s3_server, "s3://tk-recordings/cases", "*") > 50
     return "s3://tk-recordings/recordings"
 
 
@@ -49,7 +50,8 @@ def _analyze(*args: str) -> tuple[int, str]:
 def test_ray_engine_on_s3_writes_the_local_engines_bytes(
     s3_server: str, recordings_url: str, local_ray: object, tmp_path: Path
 ) -> None:
-    common = ["--cases", str(CASES), "--judge-store", str(JUDGE_STORE)]
+    # The case library is read from the bucket too (each Ray worker copies it once).
+    common = ["--cases", "s3://tk-recordings/cases", "--judge-store", str(JUDGE_STORE)]
     code, output = _analyze(recordings_url, *common, "--json", "s3://tk-recordings/results-local.json")
     assert code == 0, output
     code, output = _analyze(
@@ -66,7 +68,8 @@ def test_ray_engine_on_s3_writes_the_local_engines_bytes(
     assert first["source"].startswith("recordings/") and first["trace_file"].startswith(recordings_url + "/")
 
     # The same traces read from local disk: the same document, but for where each trace file is.
-    code, output = _analyze(str(RECORDINGS), *common, "--json", str(tmp_path / "disk.json"))
+    on_disk = ["--cases", str(CASES), "--judge-store", str(JUDGE_STORE)]
+    code, output = _analyze(str(RECORDINGS), *on_disk, "--json", str(tmp_path / "disk.json"))
     assert code == 0, output
     disk = orjson.loads((tmp_path / "disk.json").read_bytes())
     for entries in (disk["traces"], document["traces"]):

@@ -9,6 +9,10 @@ Layout of a library directory (``cases/`` by default)::
 
 ``load_cases`` raises CaseError on the first broken file set; ``collect_library`` keeps going and
 returns every problem, which is what ``tracekit cases validate`` reports.
+
+A library may also be a URL (``s3://bucket/cases``, any fsspec URL: ``tracekit.storage``): its files are
+copied once per process into a temporary folder and loaded from there (a library is a few hundred small
+files); problems name the files by their URL.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from tracekit.cases.yaml_source import (
     read_yaml,
     validate_document,
 )
-from tracekit.errors import CaseError
+from tracekit.errors import CaseError, StorageError
+from tracekit.storage import filesystem, is_url, storage_error
 
 #: Folders of a library directory that hold no case files.
 NON_CASE_DIRS = frozenset({"tools", "skills", "assets"})
@@ -113,7 +118,18 @@ def find_library_dir(root: Path, name: str) -> Path | None:
 
 
 def collect_library(root: str | Path) -> tuple[CaseLibrary, list[Problem]]:
-    """Load everything under ``root`` that can be loaded, and every problem found on the way."""
+    """Load everything under ``root`` (a folder, a file or a URL) that can be loaded, and every problem found
+    on the way."""
+    if isinstance(root, str) and is_url(root):
+        try:
+            copy = _local_copy(root)
+        except StorageError as exc:
+            return CaseLibrary(root=Path(copy_name(root))), [Problem(root, None, None, str(exc))]
+        library, found = collect_library(copy)
+        prefix = str(copy)
+        named = [Problem(problem.file.replace(prefix, root.rstrip("/"), 1), problem.line, problem.field,
+                         problem.message) for problem in found]  # fmt: skip
+        return library, named
     root = Path(root)
     library = CaseLibrary(root=root)
     problems: list[Problem] = []
@@ -140,3 +156,38 @@ def load_cases(root: str | Path = "cases") -> CaseLibrary:
     if problems:
         raise problems_error(problems)
     return library
+
+
+_COPIES: dict[str, Path] = {}
+
+
+def copy_name(url: str) -> str:
+    """A folder name for the copy of a library URL."""
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in url.rstrip("/"))
+
+
+def _local_copy(url: str) -> Path:
+    """The files under the library URL, copied once per process into a temporary folder."""
+    copy = _COPIES.get(url)
+    if copy is not None:
+        return copy
+    import tempfile
+
+    fs, inner = filesystem(url)
+    inner = inner.rstrip("/")
+    target = Path(tempfile.mkdtemp(prefix="tracekit-cases-")) / copy_name(url).rsplit("_", 1)[-1]
+    try:
+        if not fs.exists(inner):
+            raise FileNotFoundError(url)
+        if fs.isdir(inner):
+            fs.get(inner + "/", str(target) + "/", recursive=True)
+        else:
+            target.mkdir(parents=True)
+            target = target / inner.rsplit("/", 1)[-1]
+            fs.get(inner, str(target))
+    except StorageError:
+        raise
+    except Exception as exc:
+        raise storage_error(url, exc) from None
+    _COPIES[url] = target
+    return target

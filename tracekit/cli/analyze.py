@@ -28,7 +28,7 @@ PROGRESS_FROM = 20
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--cases", "cases_dir", type=click.Path(path_type=Path), help="Case library: bind traces, run checks.")
+@click.option("--cases", "cases_dir", help="Case library (a folder or URL): bind traces, run checks.")
 @click.option("--case", "case_id", help="Bind every trace to this case id (overrides the trace's case_id).")
 @click.option("--json", "json_path", help="Write the results JSON here: a path, a URL (s3://...) or '-' (stdout).")
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
@@ -80,7 +80,7 @@ PROGRESS_FROM = 20
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[str, ...],
-    cases_dir: Path | None,
+    cases_dir: str | None,
     case_id: str | None,
     json_path: str | None,
     html_dir: Path | None,
@@ -214,7 +214,7 @@ def _new_store(paths: tuple[Path, ...] | list[Path]) -> Path:
 
 def _prepare(
     paths: tuple[str, ...],
-    cases_dir: Path | None,
+    cases_dir: str | None,
     case_id: str | None,
     detector_options: tuple[str, ...],
     config_path: Path | None,
@@ -230,7 +230,7 @@ def _prepare(
         options = resolve_detector_options(config_path, detector_options, detector_preset)
         files = trace_paths(paths)
         if cases_dir is not None:
-            library = load_library(os.path.abspath(cases_dir))
+            library = load_library(library_key(cases_dir))
             if case_id is not None and case_id not in library.cases:
                 raise InputError(f"--case {case_id}: no such case in {cases_dir}")
         elif case_id is not None:
@@ -238,9 +238,18 @@ def _prepare(
         named = frozenset(os.fspath(local(path)) for path in paths if kind(path) != "directory")
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
-    cases = os.path.abspath(cases_dir) if cases_dir is not None else None
+    cases = library_key(cases_dir) if cases_dir is not None else None
     sources = SourceNames.of(paths, results_dir)
     return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files
+
+
+def library_key(cases_dir: str) -> str:
+    """How the settings name a case library: an absolute path (results do not depend on the working
+    directory), or the URL as given."""
+    from tracekit.storage import is_url, local
+
+    where = local(cases_dir)
+    return str(where) if is_url(where) else os.path.abspath(where)
 
 
 def _open_output(stack: contextlib.ExitStack, json_path: str | None) -> IO[bytes] | None:
@@ -324,7 +333,7 @@ def _write_reports(
     html_dir: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
-    cases_dir: Path | None,
+    cases_dir: str | None,
     fail_on: str,
 ) -> None:
     """The reports, from the results in memory (no results file needed; ``trace_file`` is relative to
@@ -332,7 +341,7 @@ def _write_reports(
     from tracekit.analyze.results import load_library
     from tracekit.report import write_reports
 
-    library = load_library(os.path.abspath(cases_dir)) if cases_dir is not None else None
+    library = load_library(library_key(cases_dir)) if cases_dir is not None else None
     written = write_reports(
         outcome.document(), html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
         results_dir=results_dir, results_name=results_name,
