@@ -234,6 +234,12 @@ def trace_graph(
     return graph
 
 
+def node_of(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:
+    """The node of one tool_call record with its result (None when it has none): a graph grown call by
+    call (``CallGraph.add``) makes its nodes with this."""
+    return _node(record, result, history)
+
+
 def _node(record: ToolCall, result: ToolResult | None, history: bool) -> CallNode:
     name, arguments = record.name, record.input
     text = canonical_json(arguments).decode()

@@ -1,0 +1,98 @@
+"""The live guard on the demo's scripted flawed policy: its looping cases (C4-LD, C4-DR) run through a proxy
+with the guard, as ``tracekit record --guard`` runs it, and the traces they leave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tracekit.analyze.detectors import detect
+from tracekit.cases import CaseLibrary, load_cases
+from tracekit.guard import GuardConfig, LiveGuard
+from tracekit.runner.harness import RunSettings
+from tracekit.runner.jobs import plan_jobs
+from tracekit.runner.run import run_jobs
+from tracekit.runner.selection import select_cases
+from tracekit.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOPING = ["C4-LD", "C4-DR"]
+
+
+@pytest.fixture(scope="module")
+def library() -> CaseLibrary:
+    return load_cases(ROOT / "cases")
+
+
+def run_guarded(library: CaseLibrary, out: Path, case: str, config: GuardConfig) -> tuple[LiveGuard, Path]:
+    """Run one flawed job through a proxy with its own guard; the guard and the job's trace."""
+    (job,) = plan_jobs(select_cases(library, [case]), ["A"], 1)
+    guard = LiveGuard(config)
+    run_jobs([job], RunSettings(library=library, out_dir=out, model="scripted:flawed", observer=guard), concurrency=1)
+    return guard, out / f"{job.name}.jsonl"
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def test_recorded_live_findings_equal_offline_analysis_of_the_same_traces(library: CaseLibrary, tmp_path: Path) -> None:
+    jobs = plan_jobs(select_cases(library, LOOPING), ["A"], 1)
+    assert len(jobs) == 5
+    flagged = 0
+    for job in jobs:
+        guard, path = run_guarded(library, tmp_path, job.case.id, GuardConfig())
+        (live,) = guard.findings().values()  # one session per job
+        _, offline = detect(load_trace(path), guard.options)
+        assert [f.to_dict() for f in live] == [f.to_dict() for f in offline], job.name
+        # The guard records in the trace: each finding as it formed and grew; the last of each is final.
+        last: dict[tuple[str, int], dict[str, Any]] = {}
+        for record in records(path):
+            if record["kind"] == "guard":
+                assert record["event"] == "finding" and record["action"] == "record"
+                last[(record["rule"], record["calls"][0])] = record
+        for finding in offline:
+            written = last[(finding.kind, finding.calls[0])]
+            assert (written["calls"], written["message"], written["severity"]) == (
+                finding.calls, finding.message, finding.severity)  # fmt: skip
+        flagged += len(offline)
+    assert flagged >= 2  # the retry loops of C4-LD-01 and C4-DR-02
+
+
+def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
+    library: CaseLibrary, tmp_path: Path
+) -> None:
+    config = GuardConfig.model_validate({"findings": {"retry_storm": {"action": "stop"}},
+                                         "detectors": {"retry_storm": {"failures": 4}}})  # fmt: skip
+    _, path = run_guarded(library, tmp_path, "C4-LD-01", config)
+    lines = records(path)
+    calls = [r for r in lines if r["kind"] == "tool_call"]
+    (stop,) = [r for r in lines if r["kind"] == "guard"]
+    assert (stop["rule"], stop["action"], stop["calls"]) == ("retry_storm", "stop", [0, 1, 2, 3])
+    assert len(calls) == 4  # the fourth failure was the last call: the request after it was refused
+    refused = [r for r in lines if r["kind"] == "model_call"][-1]
+    assert refused["status"] == 403 and refused["index"] == stop["model_call"]
+    assert refused["response_headers"].get("x-should-retry") == "false"
+    assert "tracekit guard stopped this session (rule retry_storm" in orjson.dumps(refused["response"]).decode()
+    assert "failed 4 times" in orjson.dumps(refused["response"]).decode()
+
+
+def test_warn_adds_the_note_to_the_next_request_and_records_the_injection(
+    library: CaseLibrary, tmp_path: Path
+) -> None:
+    config = GuardConfig.model_validate({"findings": {"retry_storm": {"action": "warn"}}})
+    _, path = run_guarded(library, tmp_path, "C4-LD-01", config)
+    lines = records(path)
+    warned = [r for r in lines if r["kind"] == "guard" and r["action"] == "warn"]
+    assert len(warned) == 1  # acted on once; later growth is recorded only
+    (note,) = [r for r in lines if r["kind"] == "intercept" and r["mode"] == "guard_note"]
+    assert note["model_call"] == warned[0]["model_call"] and "failed 3 times" in note["injected"]
+    noted = next(r for r in lines if r["kind"] == "model_call" and r["index"] == note["model_call"])
+    last_message = noted["request"]["messages"][-1]
+    assert last_message["role"] == "user" and last_message["content"][-1] == {"type": "text", "text": note["injected"]}
+    assert last_message["content"][0]["type"] == "tool_result"  # the note comes after the tool results
+    # The conversation is recorded as the agent sent it: the note is no user message of the trace.
+    assert not any(r["kind"] == "user_message" and "tracekit guard" in orjson.dumps(r).decode() for r in lines)

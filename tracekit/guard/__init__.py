@@ -1,0 +1,24 @@
+"""The live guard: the offline detectors and per-session budgets run inside the proxy as a session happens.
+
+- ``GuardConfig`` / ``load_guard_config``: the guard file (findings -> action, budgets, detector options);
+- ``GuardSession``: one session's records, detectors fed call by call, budgets, decisions;
+- ``LiveGuard``: the proxy's exchange observer (``ProxyConfig.observer``), one ``GuardSession`` per session;
+- ``with_note``: the ``warn`` note in the shape of each API.
+
+``docs/guard.md`` is the user's guide.
+"""
+
+from tracekit.guard.config import GuardConfig, GuardConfigError, load_guard_config
+from tracekit.guard.notes import with_note
+from tracekit.guard.observer import LiveGuard
+from tracekit.guard.session import GuardSession, Verdict
+
+__all__ = [
+    "GuardConfig",
+    "GuardConfigError",
+    "GuardSession",
+    "LiveGuard",
+    "Verdict",
+    "load_guard_config",
+    "with_note",
+]

@@ -1,0 +1,151 @@
+"""The guard file: what the live guard does about each finding kind and each session budget.
+
+The shape is a contract (``docs/guard.md``)::
+
+    findings:                 # per finding kind: record | warn | stop
+      repeated_call: {action: stop}
+      alternating_loop: {action: warn}
+    budgets:                  # per session
+      tokens: {limit: 200000, action: stop}      # input + output
+      model_calls: {limit: 50, action: stop}
+      tool_calls: {limit: 100, action: warn}
+      seconds: {limit: 600, action: stop}
+      errors: {limit: 5, action: stop}           # tool results that were errors
+    detectors: {}             # the same detector options as `analyze --config`
+    preset: openhands         # optional: a `--detector-preset`, applied before `detectors`
+
+A finding kind the file does not name is recorded (``record``); a budget it does not name has no limit.
+Without a file (``--guard`` alone) every finding is recorded and there is no budget (``GuardConfig()``).
+The file is read with the safe YAML loader and checked by pydantic; an error names the file, the line and
+the field.
+
+Example::
+
+    config = load_guard_config("guard.yaml")
+    config.action_for("repeated_call")  # 'stop'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tracekit.analyze.config import preset_options
+from tracekit.analyze.detectors import REGISTRY, resolve_options
+from tracekit.errors import DetectorOptionError, TracekitError
+from tracekit.safe_yaml import SafeLoader, safe_load_yaml
+
+Action = Literal["record", "warn", "stop"]
+BUDGETS = ("tokens", "model_calls", "tool_calls", "seconds", "errors")
+
+
+class GuardConfigError(TracekitError):
+    """A guard file that cannot be used (the message names the file, the line and the field)."""
+
+
+class FindingRule(BaseModel):
+    """What to do when a detector reports a finding of one kind."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: Action = Field(default="record", description="record | warn | stop")
+
+
+class Budget(BaseModel):
+    """A per-session limit and what to do once the session goes over it."""
+
+    model_config = ConfigDict(extra="forbid")
+    limit: float = Field(gt=0, description="The most the session may use; going over it fires the action.")
+    action: Action = Field(default="stop", description="record | warn | stop")
+
+
+class Budgets(BaseModel):
+    """Per-session budgets; a budget not given has no limit."""
+
+    model_config = ConfigDict(extra="forbid")
+    tokens: Budget | None = Field(default=None, description="Input (cache included) + output tokens.")
+    model_calls: Budget | None = Field(default=None, description="Model requests, the one about to be made included.")
+    tool_calls: Budget | None = Field(default=None, description="Tool calls the model asked for.")
+    seconds: Budget | None = Field(default=None, description="Wall time since the session's first request.")
+    errors: Budget | None = Field(default=None, description="Tool results that were errors.")
+
+
+class GuardConfig(BaseModel):
+    """The guard file, checked (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    findings: dict[str, FindingRule] = Field(default_factory=dict, description="Action per finding kind.")
+    budgets: Budgets = Field(default_factory=Budgets)
+    detectors: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Detector options, as in `tracekit analyze --config`."
+    )
+    preset: str | None = Field(default=None, description="A detector preset, applied before `detectors`.")
+
+    @field_validator("findings")
+    @classmethod
+    def _known_kinds(cls, value: dict[str, FindingRule]) -> dict[str, FindingRule]:
+        unknown = sorted(set(value) - set(REGISTRY))
+        if unknown:
+            raise ValueError(f"unknown finding kind(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+        return value
+
+    def action_for(self, kind: str) -> Action:
+        """The action for a finding of ``kind`` (``record`` when the file does not name it)."""
+        rule = self.findings.get(kind)
+        return rule.action if rule is not None else "record"
+
+    def detector_options(self) -> dict[str, dict[str, Any]]:
+        """Every detector's resolved options: defaults, then the preset, then ``detectors``."""
+        overrides: dict[str, dict[str, Any]] = preset_options(self.preset) if self.preset else {}
+        for kind, values in self.detectors.items():
+            overrides.setdefault(kind, {}).update(values)
+        return resolve_options(overrides)
+
+
+def load_guard_config(path: str | Path | None) -> GuardConfig:
+    """The guard file at ``path`` checked (the default configuration for None); raises ``GuardConfigError``."""
+    if path is None:
+        return GuardConfig()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GuardConfigError(f"{path}: cannot read the guard file ({exc})") from None
+    document = safe_load_yaml(text, str(path), GuardConfigError)
+    if document is None:
+        return GuardConfig()
+    if not isinstance(document, dict):
+        raise GuardConfigError(f"{path}:1: expected a mapping with findings, budgets and detectors")
+    try:
+        config = GuardConfig.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = [str(part) for part in error["loc"]]
+        line = _line_of(text, where)
+        field = ".".join(where) or "(top level)"
+        raise GuardConfigError(f"{path}:{line}: {field}: {error['msg']}") from None
+    try:
+        config.detector_options()
+    except DetectorOptionError as exc:
+        line = _line_of(text, ["preset"] if "preset" in str(exc) else ["detectors"])
+        raise GuardConfigError(f"{path}:{line}: {exc}") from None
+    return config
+
+
+def _line_of(text: str, where: list[str]) -> int:
+    """The 1-based line of the deepest node of ``where`` the file has (1 when none)."""
+    node = yaml.compose(text, Loader=SafeLoader)  # safe: the text passed the bomb check already
+    line = 1
+    for key in where:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for key_node, value_node in node.value:
+            if key_node.value == key:
+                line = key_node.start_mark.line + 1
+                node = value_node
+                break
+        else:
+            break
+    return line

@@ -1,0 +1,69 @@
+"""The live guard as the proxy's exchange observer: one ``GuardSession`` per proxy session.
+
+``tracekit record --guard [FILE]`` and ``tracekit replay --guard [FILE]`` build one and hand it to the proxy
+(``ProxyConfig.observer``)::
+
+    guard = LiveGuard(load_guard_config("guard.yaml"))
+    with RunningProxy(ProxyConfig(upstream=url, out_dir=out, observer=guard)) as proxy:
+        ...
+    guard.findings()  # every session's findings, as offline analysis reports them
+
+Each event is a ``guard`` record in the session's trace, written with the exchange it was raised on, and one
+log line; a ``warn`` note is added to the request (and recorded as an ``intercept`` record of mode
+``guard_note``), a ``stop`` answers it with a provider-shaped error the SDKs do not retry.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tracekit.analyze.detectors import Finding
+from tracekit.guard.config import GuardConfig
+from tracekit.guard.notes import with_note
+from tracekit.guard.session import GuardSession
+from tracekit.proxy.observers import Decision, Seen
+from tracekit.trace.models import Intercept
+
+
+class LiveGuard:
+    """Runs the detectors and budgets of a guard file on every session the proxy sees."""
+
+    def __init__(self, config: GuardConfig | None = None) -> None:
+        self.config = config or GuardConfig()
+        self.options = self.config.detector_options()
+        self.sessions: dict[str, GuardSession] = {}
+        self._refused: set[str] = set()
+
+    def observe(self, seen: Seen) -> Decision | None:
+        """The proxy's hook (``ExchangeObserver``)."""
+        session = self.sessions.get(seen.session)
+        if session is None:
+            session = self.sessions[seen.session] = GuardSession(seen.session, self.config, self.options, seen.t)
+        if seen.stage == "answer":
+            refused = seen.session in self._refused
+            self._refused.discard(seen.session)
+            usage = seen.provider.response_usage(seen.response) if seen.response else None
+            session.on_answer(seen.reply, usage, time.time(), refused)
+            return None
+        verdict = session.on_request(seen.messages, seen.system, time.time())
+        records: list[Any] = list(verdict.events)
+        body = None
+        if verdict.refusal is not None:
+            self._refused.add(seen.session)
+        elif verdict.note is not None and seen.body is not None:
+            body = with_note(seen.provider.NAME, seen.body, verdict.note)
+            if body is not None:
+                records.append(Intercept(mode="guard_note", injected=verdict.note))
+        if not records and verdict.refusal is None:
+            return None
+        return Decision(body=body, refusal=verdict.refusal, records=tuple(records))
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Each session's counts and guard events, by session id (``GET /_tracekit/sessions``)."""
+        now = time.time()
+        return {name: session.status(now) for name, session in self.sessions.items()}
+
+    def findings(self) -> dict[str, list[Finding]]:
+        """Every session's findings once it is over (the calls left are fed first)."""
+        return {name: session.finish() for name, session in self.sessions.items()}

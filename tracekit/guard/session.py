@@ -1,0 +1,228 @@
+"""One session under the guard: its records as they happen, the detectors fed call by call, its budgets.
+
+The session derives its records with the same ``TraceBuilder`` the recorder uses: each request's new
+messages (tool results, user turns), each answer's reply and usage. A tool call is fed to the detectors
+once the request after it arrives (its result is in that request, or it never came), in call order; so
+the detectors see the calls exactly as offline analysis of the finished trace does, and the findings they
+report at the end are the same. What they report on the way (a loop as soon as it repeated often enough)
+and the budgets decide what happens to the request at hand: nothing (``record``), a note added to it
+(``warn``) or a refusal (``stop``; every later request of the session is refused too).
+
+Example::
+
+    session = GuardSession("s1", GuardConfig(), GuardConfig().detector_options(), started=time.time())
+    verdict = session.on_request(messages, system, now=time.time())
+    ...
+    session.on_answer(reply, usage)
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracekit.analyze.detectors import DetectorContext, DetectorRun, Finding
+from tracekit.analyze.graph import CallGraph, node_of
+from tracekit.guard.config import BUDGETS, Action, GuardConfig
+from tracekit.trace import Trace, content_text
+from tracekit.trace.builder import TraceBuilder
+from tracekit.trace.models import Guard, Header, ModelCall, ToolCall, ToolResult, Usage
+
+log = logging.getLogger("tracekit.guard")
+
+@dataclass
+class Verdict:
+    """What the guard decided for one request: the events it raised, a note to add, or a refusal."""
+
+    events: list[Guard] = field(default_factory=list)
+    note: str | None = None
+    refusal: str | None = None
+
+
+class GuardSession:
+    """The guard's view of one session (see the module docstring)."""
+
+    def __init__(self, session: str, config: GuardConfig, options: dict[str, dict[str, Any]], started: float) -> None:
+        self.session = session
+        self.config = config
+        self.started = started
+        self.builder = TraceBuilder(Header(trace_id=session, source="guard"))
+        self.graph = CallGraph([])
+        context = DetectorContext(self.graph, live=True)
+        # What the detectors read of the trace, grown as the records come (in place of the finished trace's).
+        context.user_turns = []
+        context.agent_text_turns = []
+        context.message_texts = []
+        self.context = context
+        self.run = DetectorRun(context, options)
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.tokens = 0
+        self.errors = 0
+        self.events: list[Guard] = []
+        self.stopped: str | None = None
+        """The refusal message once a ``stop`` fired: every later request gets it."""
+        self._calls: list[ToolCall] = []  # issued, not fed yet
+        self._results: dict[int | None, ToolResult] = {}
+        self._reported: dict[tuple[str, int], dict[str, Any]] = {}
+        self._budgets_fired: set[str] = set()
+        self._finished: list[Finding] | None = None
+
+    # -- the exchange's two moments --------------------------------------------------------------------
+
+    def on_request(self, messages: list[dict[str, Any]], system: Any, now: float) -> Verdict:
+        """A request is about to be answered: take its new messages, feed the calls they settle, check the
+        budgets; what to do with the request."""
+        if self.stopped is not None:
+            return Verdict(refusal=self.stopped)
+        self._take(self.builder.add_conversation(messages, system, timestamp=now))
+        verdict = Verdict()
+        for node_call in self._calls:
+            node = node_of(node_call, self._results.get(node_call.index), False)
+            self.graph.add(node)
+            for finding in self.run.observe(node):
+                self._finding_event(finding, verdict)
+        self._calls = []
+        self.model_calls += 1  # this request, about to be made
+        self._check_budgets(now, verdict)
+        self.events.extend(verdict.events)
+        notes = [event.message for event in verdict.events if event.action == "warn"]
+        if notes:
+            verdict.note = "tracekit guard: " + " ".join(notes)
+        stops = [event for event in verdict.events if event.action == "stop"]
+        if stops:
+            first = stops[0]
+            self.stopped = verdict.refusal = (
+                f"tracekit guard stopped this session (rule {first.rule}"
+                f"{', ' + _figures(first.figures) if first.figures else ''}): {first.message}"
+            )
+        return verdict
+
+    def on_answer(self, reply: dict[str, Any] | None, usage: Usage | None, now: float, refused: bool) -> None:
+        """The answer is known: take the reply (its tool calls) and count its tokens."""
+        if refused:
+            self.model_calls -= 1  # the request was never made
+            return
+        call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
+        self._take(self.builder.add_model_call(call, reply))
+
+    def finish(self) -> list[Finding]:
+        """The session is over: feed the calls left and return every finding (what offline analysis of
+        the same trace reports)."""
+        if self._finished is None:
+            for record in self._calls:
+                node = node_of(record, self._results.get(record.index), False)
+                self.graph.add(node)
+                self.run.observe(node)
+            self._calls = []
+            header, *records = self.builder.records
+            trace = Trace(header=header, records=records)
+            self.context.trace = trace
+            self.context.final_answer = trace.final_answer()
+            self._finished = self.run.finish()
+        return self._finished
+
+    def status(self, now: float) -> dict[str, Any]:
+        """Call counts, tokens and guard events so far (``GET /_tracekit/sessions``)."""
+        return {
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "tokens": self.tokens,
+            "tool_errors": self.errors,
+            "seconds": round(now - self.started, 3),
+            "stopped": self.stopped,
+            "guard": [event.model_dump(exclude={"kind", "t", "model_call"}) for event in self.events],
+        }
+
+    # -- inside ----------------------------------------------------------------------------------------
+
+    def _take(self, records: list[Any]) -> None:
+        context = self.context
+        for record in records:
+            kind = record.kind
+            if kind == "tool_call":
+                self._calls.append(record)
+                self.tool_calls += 1
+            elif kind == "tool_result":
+                self._results.setdefault(record.call_index, record)
+                if record.is_error:
+                    self.errors += 1
+            elif kind == "user_message":
+                if not context.user_turns or context.user_turns[-1] != record.message_index:
+                    context.user_turns.append(record.message_index)
+                context.message_texts.append((record.message_index, content_text(record.content)))
+            elif kind == "system_message":
+                context.message_texts.append((-1, content_text(record.content)))
+            elif kind == "assistant_message" and _speaks(record.content):
+                context.agent_text_turns.append(record.message_index)
+            elif kind == "model_call" and record.usage is not None:
+                usage = record.usage
+                counted = (usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens,
+                           usage.cache_creation_input_tokens)  # fmt: skip
+                self.tokens += sum(value or 0 for value in counted)
+
+    def _finding_event(self, finding: Finding, verdict: Verdict) -> None:
+        identity = (finding.kind, (finding.calls or finding.messages or [-1])[0])
+        value = finding.to_dict()
+        if self._reported.get(identity) == value:
+            return
+        first_time = identity not in self._reported
+        self._reported[identity] = value
+        action = self.config.action_for(finding.kind)
+        if not first_time and action != "record":
+            action = "record"  # the finding grew: recorded again, acted on once
+        self._event(verdict, "finding", finding.kind, action, finding.message, severity=finding.severity,
+                    calls=finding.calls, messages=finding.messages, figures={"calls": len(finding.calls)})  # fmt: skip
+
+    def _check_budgets(self, now: float, verdict: Verdict) -> None:
+        budgets = self.config.budgets
+        for name in BUDGETS:
+            budget = getattr(budgets, name)
+            if budget is None or name in self._budgets_fired:
+                continue
+            used = self._used(name, now)
+            if used <= budget.limit:
+                continue
+            self._budgets_fired.add(name)
+            limit = int(budget.limit) if float(budget.limit).is_integer() else budget.limit
+            what = _BUDGET_TEXT[name]
+            message = f"the session used {used} {what}, over its budget of {limit}."
+            self._event(verdict, "budget", name, budget.action, message, figures={"used": used, "limit": limit})
+
+    def _used(self, name: str, now: float) -> float:
+        if name == "seconds":
+            return round(now - self.started, 3)
+        counts = {"tokens": self.tokens, "model_calls": self.model_calls, "tool_calls": self.tool_calls,
+                  "errors": self.errors}  # fmt: skip
+        return counts[name]
+
+    def _event(self, verdict: Verdict, event: str, rule: str, action: Action, message: str, **fields: Any) -> None:
+        record = Guard(event=event, rule=rule, action=action, message=message, **fields)
+        verdict.events.append(record)
+        log.info("tracekit guard: session %s: %s %s -> %s: %s", self.session, event, rule, action, message)
+
+
+_BUDGET_TEXT = {
+    "tokens": "tokens (input + output)",
+    "model_calls": "model calls",
+    "tool_calls": "tool calls",
+    "seconds": "seconds",
+    "errors": "tool errors",
+}
+
+
+def _figures(figures: dict[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in figures.items())
+
+
+def _speaks(blocks: list[dict[str, Any]]) -> bool:
+    """An agent message with text and no tool call (as ``DetectorContext.agent_text_turns`` counts them)."""
+    spoke = False
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "tool_use" or kind == "server_tool_use":
+            return False
+        if kind == "text" and str(block.get("text", "")).strip():
+            spoke = True
+    return spoke
