@@ -84,7 +84,6 @@ class GuardSession:
             for finding in self.run.observe(node):
                 self._finding_event(finding, verdict)
         self._calls = []
-        self.model_calls += 1  # this request, about to be made
         self._check_budgets(now, verdict)
         self.events.extend(verdict.events)
         notes = [event.message for event in verdict.events if event.action == "warn"]
@@ -102,8 +101,8 @@ class GuardSession:
     def on_answer(self, reply: dict[str, Any] | None, usage: Usage | None, now: float, refused: bool) -> None:
         """The answer is known: take the reply (its tool calls) and count its tokens."""
         if refused:
-            self.model_calls -= 1  # the request was never made
-            return
+            return  # the request was never made
+        self.model_calls += 1
         call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
         self._take(self.builder.add_model_call(call, reply))
 
@@ -193,7 +192,8 @@ class GuardSession:
     def _used(self, name: str, now: float) -> float:
         if name == "seconds":
             return round(now - self.started, 3)
-        counts = {"tokens": self.tokens, "model_calls": self.model_calls, "tool_calls": self.tool_calls,
+        # model_calls counts the request about to be made
+        counts = {"tokens": self.tokens, "model_calls": self.model_calls + 1, "tool_calls": self.tool_calls,
                   "errors": self.errors}  # fmt: skip
         return counts[name]
 
