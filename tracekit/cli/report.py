@@ -14,20 +14,20 @@ from tracekit.errors import TracekitError
 # and the start-up of every other command fast.
 
 @click.command()
-@click.argument("results", type=click.Path(path_type=Path))
+@click.argument("results")
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
-@click.option("--markdown", type=click.Path(path_type=Path), help="Write a PR-comment-sized Markdown summary here.")
-@click.option("--junit", type=click.Path(path_type=Path), help="Write JUnit XML here (one testcase per run).")
+@click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (a path or a URL: s3://...).")
+@click.option("--junit", help="Write JUnit XML here (one testcase per run; a path or a URL).")
 @click.option("--baseline", type=click.Path(path_type=Path), help="An earlier results JSON to compare against.")
 @click.option("--cases", "cases_dir", type=click.Path(path_type=Path),
               help="The case library, to show each case's expectation on its page.")
 @click.option("--fail-on", type=click.Choice(["fail", "acceptable"]),
               help="Exit 1 when a verdict is fail (or acceptable or worse).")
 def report(
-    results: Path,
+    results: str,
     html_dir: Path | None,
-    markdown: Path | None,
-    junit: Path | None,
+    markdown: str | None,
+    junit: str | None,
     baseline: Path | None,
     cases_dir: Path | None,
     fail_on: str | None,
