@@ -113,3 +113,13 @@ def test_every_column_is_documented() -> None:
     for name, schema in schemas().items():
         assert f"## `{name}`" in doc
         assert set(schema.names) <= documented, set(schema.names) - documented
+
+
+def test_a_table_without_rows_is_still_a_table(tmp_path: Path) -> None:
+    """Without --cases there are no checks: the checks table is one empty file that queries still read."""
+    result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--no-progress",
+                                      "--parquet", str(tmp_path / "tables")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    query = "SELECT count(*) FROM read_parquet('{}/{}/**/*.parquet', hive_partitioning = true)"
+    assert duckdb.sql(query.format((tmp_path / "tables").as_posix(), "checks")).fetchone() == (0,)
+    assert duckdb.sql(query.format((tmp_path / "tables").as_posix(), "traces")).fetchone()[0] > 0

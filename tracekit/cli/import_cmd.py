@@ -26,9 +26,21 @@ def import_group() -> None:
     """Import other tools' transcripts as traces (one trace file per transcript)."""
 
 
+class _Destination(click.ParamType):
+    """--out: a local folder (a ``Path``) or a URL (``s3://bucket/prefix``, kept as a string)."""
+
+    name = "DIR|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        from tracekit.storage import is_url, local
+
+        where = local(value) if isinstance(value, str) else value
+        return str(where) if is_url(where) else Path(where)
+
+
 _out = click.option(
-    "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write the trace files to (created if missing).",
+    "--out", "out", required=True, type=_Destination(),
+    help="Folder or URL (s3://bucket/prefix) to write the trace files to (created if missing).",
 )
 _case = click.option("--case", "case_id", metavar="ID", help="Bind the traces to this case (header case_id).")
 _cases = click.option(
@@ -43,7 +55,7 @@ _files = click.argument("files", nargs=-1, required=True, type=click.Path(path_t
 @_case
 @_cases
 @_out
-def anthropic_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+def anthropic_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path | str) -> None:
     """FILE is a JSON list of Anthropic messages (the seeds' "messages 注入" format, with the agent's turns
     after it) or an object with "messages" and an optional "system"."""
     from tracekit.importers import import_anthropic_messages
@@ -56,7 +68,7 @@ def anthropic_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: 
 @_case
 @_cases
 @_out
-def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path | str) -> None:
     """FILE is a JSON list of OpenAI chat messages or an object with "messages"."""
     from tracekit.importers import import_openai_messages
 
@@ -68,7 +80,7 @@ def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Pat
 @_case
 @_cases
 @_out
-def openai_responses(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path) -> None:
+def openai_responses(files: tuple[Path, ...], case_id: str | None, cases_dir: Path | None, out: Path | str) -> None:
     """FILE is a JSON list of OpenAI Responses API items (input items, with the agent's output items after
     them, e.g. the Agents SDK's result.to_input_list()) or an object with "input" and optional
     "instructions" and "output"."""
@@ -81,19 +93,19 @@ def openai_responses(files: tuple[Path, ...], case_id: str | None, cases_dir: Pa
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--domain", help="tau-bench domain for the trace ids (default: from the file name, e.g. airline).")
 @_out
-def tau_bench(file: Path, domain: str | None, out: Path) -> None:
+def tau_bench(file: Path, domain: str | None, out: Path | str) -> None:
     """FILE is a tau-bench trajectories file (a JSON list of {task_id, trial, reward, info, traj}); each
     trajectory becomes one trace with task_id, trial and reward in its meta."""
-    from tracekit.importers import iter_tau_bench, read_tau_bench, write_traces
+    from tracekit.importers import iter_tau_bench, read_tau_bench
 
     try:
         entries = read_tau_bench(file)
         traces = iter_tau_bench(file, entries, domain=domain)
         if len(entries) >= _PROGRESS_FROM and sys.stderr.isatty():
             with Progress(len(entries), label="importing") as progress:
-                written = write_traces(progress.wrap(traces), out)
+                written = _write_traces(progress.wrap(traces), out)
         else:
-            written = write_traces(traces, out)
+            written = _write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
     _report(len(written), out, None)
@@ -102,7 +114,7 @@ def tau_bench(file: Path, domain: str | None, out: Path) -> None:
 @import_group.command("otel")
 @_files
 @_out
-def otel(files: tuple[Path, ...], out: Path) -> None:
+def otel(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is OpenTelemetry GenAI spans as OTLP JSON (a collector's file exporter output, an OTLP/HTTP JSON
     body, JSONL of either) or a folder of such files. Spans are grouped into sessions (gen_ai.conversation.id,
     else the trace id, stitched where one trace continues another's conversation): one trace each. Reads
@@ -116,7 +128,7 @@ def otel(files: tuple[Path, ...], out: Path) -> None:
 @import_group.command("openinference")
 @_files
 @_out
-def openinference(files: tuple[Path, ...], out: Path) -> None:
+def openinference(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is OpenInference spans (Arize Phoenix; openinference.span.kind, llm.input_messages.N...) as OTLP
     JSON or Phoenix's span JSON, or a folder of such files: LLM spans become model calls, TOOL spans tool
     calls, one trace per session (session.id, else the trace id, stitched as the proxy stitches)."""
@@ -128,7 +140,7 @@ def openinference(files: tuple[Path, ...], out: Path) -> None:
 @import_group.command("inspect")
 @_files
 @_out
-def inspect_logs(files: tuple[Path, ...], out: Path) -> None:
+def inspect_logs(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is an inspect_ai eval log (.eval or .json) or a folder of them: one trace per sample and epoch,
     with the model calls, tool calls and results, usage, and the task, sample id, epoch, target and scores
     in meta. inspect_ai need not be installed."""
@@ -140,7 +152,7 @@ def inspect_logs(files: tuple[Path, ...], out: Path) -> None:
 @import_group.command("openai-agents")
 @_files
 @_out
-def openai_agents(files: tuple[Path, ...], out: Path) -> None:
+def openai_agents(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is the OpenAI Agents SDK's exported trace JSON ({"data": [traces and spans]} as the SDK's exporter
     sends it, a list of them, or JSONL) or a folder of such files: one trace per SDK trace. The SDK's export
     of a Responses model call holds no messages: to keep them, record with
@@ -150,15 +162,13 @@ def openai_agents(files: tuple[Path, ...], out: Path) -> None:
     _run_reading_on(lambda problems: import_openai_agents(files, problems), out)
 
 
-def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
+def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str) -> None:
     """Import what can be read, write it, and say what could not: unreadable parts (file:position) exit 2
     after the rest is written; what a trace could not map is in its meta.problems and printed here."""
-    from tracekit.importers import write_traces
-
     problems: list[str] = []
     try:
         traces = make(problems)
-        written = write_traces(traces, out)
+        written = _write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
     notes = [f"{trace.trace_id}: {note}" for trace in traces for note in trace.header.meta.get("problems", [])]
@@ -172,19 +182,34 @@ def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path) -> None:
         raise click.exceptions.Exit(EXIT_USAGE)
 
 
-def _run(make: Callable[[], Iterable[Any]], out: Path, cases_dir: Path | None) -> None:
+def _run(make: Callable[[], Iterable[Any]], out: Path | str, cases_dir: Path | None) -> None:
     """Import everything first (so that a bad file writes nothing), then write the traces."""
-    from tracekit.importers import write_traces
-
     try:
         traces = make()
-        written = write_traces(traces, out)
+        written = _write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
     _report(len(written), out, cases_dir)
 
 
-def _report(count: int, out: Path, cases_dir: Path | None) -> None:
+def _write_traces(traces: Iterable[Any], out: Path | str) -> list[Any]:
+    """Write the traces into the folder ``out``; a URL gets them through a local temporary folder, each file
+    uploaded whole (the files are redacted as every trace file is)."""
+    from tracekit.importers import write_traces
+
+    if isinstance(out, Path):
+        return write_traces(traces, out)
+    import tempfile
+
+    from tracekit.output import write_bytes
+    from tracekit.storage import join
+
+    with tempfile.TemporaryDirectory(prefix="tracekit-import-") as folder:
+        written = write_traces(traces, folder)
+        return [write_bytes(join(out, path.name), path.read_bytes()) for path in written]
+
+
+def _report(count: int, out: Path | str, cases_dir: Path | None) -> None:
     click.echo(f"wrote {count} trace{'s' if count != 1 else ''} to {out}")
     command = ["tracekit", "analyze", str(out)] + (["--cases", str(cases_dir)] if cases_dir else [])
     click.echo("next: " + shlex.join(command))

@@ -58,14 +58,11 @@ def schemas() -> dict[str, Any]:
 
 
 def write_table(name: str, rows: Iterable[dict[str, Any]], out_dir: str) -> None:
-    """Write one table's rows under ``out_dir/name`` (replacing what was there), partitioned by run and date."""
+    """Write one table's rows under ``out_dir/name`` (replacing what was there), partitioned by run and date.
+    A table without rows is one empty file (in ``run_key=none/date=none``), so that queries still find it."""
     pa = _pyarrow()
-    import pyarrow.dataset as ds
-
     schema = schemas()[name]
     table = pa.Table.from_pylist(list(rows), schema=schema)
-    partitioning = ds.partitioning(pa.schema([schema.field(key) for key in PARTITIONS]), flavor="hive")
-    options = {"format": "parquet", "partitioning": partitioning, "basename_template": "part-{i}.parquet"}
     target = local(out_dir)
     if is_url(target):
         fs, inner = filesystem(str(target))
@@ -75,14 +72,34 @@ def write_table(name: str, rows: Iterable[dict[str, Any]], out_dir: str) -> None
         try:
             if fs.exists(where):
                 fs.rm(where, recursive=True)
-            ds.write_dataset(table, where, filesystem=PyFileSystem(FSSpecHandler(fs)), **options)
+            _write(table, where, PyFileSystem(FSSpecHandler(fs)))
         except Exception as exc:
             from tracekit.storage import storage_error
 
             raise storage_error(f"{target}/{name}", exc) from None
         return
     with _replaced(os.path.join(os.fspath(target), name)) as temporary:
-        ds.write_dataset(table, temporary, **options)
+        _write(table, temporary, None)
+
+
+def _write(table: Any, where: str, filesystem: Any) -> None:
+    pa = _pyarrow()
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    schema = table.schema
+    if table.num_rows == 0:
+        data = pa.schema([column for column in schema if column.name not in PARTITIONS]).empty_table()
+        folder = f"{where}/run_key=none/date=none"
+        if filesystem is None:
+            os.makedirs(folder, exist_ok=True)
+        else:
+            filesystem.create_dir(folder, recursive=True)
+        pq.write_table(data, f"{folder}/part-0.parquet", filesystem=filesystem)
+        return
+    partitioning = ds.partitioning(pa.schema([schema.field(key) for key in PARTITIONS]), flavor="hive")
+    ds.write_dataset(table, where, format="parquet", partitioning=partitioning, basename_template="part-{i}.parquet",
+                     filesystem=filesystem)  # fmt: skip
 
 
 @contextlib.contextmanager

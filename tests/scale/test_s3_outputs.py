@@ -1,0 +1,73 @@
+"""Outputs to object storage on a real S3 API (moto): import --out, analyze --json/--parquet, export parquet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+from scale_support import RECORDINGS
+
+from tracekit.cli.main import cli
+
+
+def _objects(endpoint: str, bucket: str, prefix: str) -> list[str]:
+    import boto3
+
+    pages = boto3.client("s3", endpoint_url=endpoint).get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=prefix
+    )
+    return [item["Key"] for page in pages for item in page.get("Contents", [])]
+
+
+def test_import_writes_traces_to_a_bucket_that_analyze_reads(s3_server: str, bucket: str, tmp_path: Path) -> None:
+    source = tmp_path / "seed.json"
+    secret = "sk-ant-api03-" + "B" * 90
+    messages = [{"role": "user", "content": f"你好, key {secret}"}, {"role": "assistant", "content": "您好！"}]
+    source.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
+    url = f"s3://{bucket}/imported"
+    result = CliRunner().invoke(cli, ["import", "anthropic-messages", str(source), "--out", url])
+    assert result.exit_code == 0, result.output
+    assert f"wrote 1 trace to {url}" in result.output
+    assert _objects(s3_server, bucket, "imported/") == ["imported/seed.jsonl"]
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server)
+    trace = client.get_object(Bucket=bucket, Key="imported/seed.jsonl")["Body"].read()
+    assert secret.encode() not in trace and "你好".encode() in trace  # redacted on the way up, Chinese kept
+
+    result = CliRunner().invoke(cli, ["analyze", url, "--json", f"s3://{bucket}/results.json", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    document = orjson.loads(client.get_object(Bucket=bucket, Key="results.json")["Body"].read())
+    assert [entry["source"] for entry in document["traces"]] == ["imported/seed.jsonl"]
+    assert document["traces"][0]["trace_file"] == f"{url}/seed.jsonl"
+
+
+def test_tables_are_written_to_a_bucket(s3_server: str, bucket: str, tmp_path: Path) -> None:
+    import pyarrow.dataset as ds
+    import s3fs
+
+    results = tmp_path / "results.json"
+    result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--json", str(results), "--no-progress",
+                                      "--parquet", f"s3://{bucket}/tables"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["export", "parquet", str(results), "--out", f"s3://{bucket}/again"])
+    assert result.exit_code == 0, result.output
+    fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": s3_server})
+    traces = orjson.loads(results.read_bytes())["traces"]
+    for prefix in ("tables", "again"):
+        keys = _objects(s3_server, bucket, f"{prefix}/")
+        assert {key.split("/")[1] for key in keys} == {"traces", "calls", "findings", "checks"}
+        assert all("/run_key=" in key and "/date=" in key for key in keys)
+        table = ds.dataset(f"{bucket}/{prefix}/traces", filesystem=fs, format="parquet", partitioning="hive").to_table()
+        assert table.num_rows == len(traces)
+
+
+def test_a_report_is_written_to_a_bucket(s3_server: str, bucket: str, tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--json", str(results), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["report", str(results), "--markdown", f"s3://{bucket}/report/summary.md"])
+    assert result.exit_code == 0, result.output
+    assert _objects(s3_server, bucket, "report/") == ["report/summary.md"]
