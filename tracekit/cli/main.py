@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("tracekit.cli.run", "run", "Run cases with the reference agent or your own agent."),
     "judge": ("tracekit.cli.judge", "judge", "Judge traces with an LLM rubric; agreement studies."),
     "report": ("tracekit.cli.report", "report", "Write HTML, Markdown and JUnit reports from results."),
-    "export": ("tracekit.cli.export", "export", "Export traces to other formats (OpenTelemetry)."),
+    "export": ("tracekit.cli.export", "export", "Export traces (OpenTelemetry) and results (Parquet tables)."),
     "schema": ("tracekit.cli.schema", "schema", "Print the JSON Schema of the analyze results."),
 }
 

@@ -18,7 +18,7 @@ from tracekit.errors import TracekitError
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (a path or a URL: s3://...).")
 @click.option("--junit", help="Write JUnit XML here (one testcase per run; a path or a URL).")
-@click.option("--baseline", type=click.Path(path_type=Path), help="An earlier results JSON to compare against.")
+@click.option("--baseline", help="An earlier results JSON to compare against (a path or a URL).")
 @click.option("--cases", "cases_dir", type=click.Path(path_type=Path),
               help="The case library, to show each case's expectation on its page.")
 @click.option("--fail-on", type=click.Choice(["fail", "acceptable"]),
@@ -28,7 +28,7 @@ def report(
     html_dir: Path | None,
     markdown: str | None,
     junit: str | None,
-    baseline: Path | None,
+    baseline: str | None,
     cases_dir: Path | None,
     fail_on: str | None,
 ) -> None:
