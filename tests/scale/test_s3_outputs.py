@@ -64,10 +64,11 @@ def test_tables_are_written_to_a_bucket(s3_server: str, bucket: str, tmp_path: P
         assert table.num_rows == len(traces)
 
 
-def test_a_report_is_written_to_a_bucket(s3_server: str, bucket: str, tmp_path: Path) -> None:
-    results = tmp_path / "results.json"
-    result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--json", str(results), "--no-progress"])
+def test_a_report_is_read_from_and_written_to_a_bucket(s3_server: str, bucket: str) -> None:
+    results = f"s3://{bucket}/results.json"
+    result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--json", results, "--no-progress"])
     assert result.exit_code == 0, result.output
-    result = CliRunner().invoke(cli, ["report", str(results), "--markdown", f"s3://{bucket}/report/summary.md"])
+    result = CliRunner().invoke(cli, ["report", results, "--baseline", results, "--markdown",
+                                      f"s3://{bucket}/report/summary.md", "--junit", f"s3://{bucket}/report/junit.xml"])
     assert result.exit_code == 0, result.output
-    assert _objects(s3_server, bucket, "report/") == ["report/summary.md"]
+    assert _objects(s3_server, bucket, "report/") == ["report/junit.xml", "report/summary.md"]
