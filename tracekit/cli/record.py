@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from tracekit.cli.guard_option import guard_observer, guard_option
 from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run, timeout_options
 from tracekit.proxy.server import ProxyConfig
 
@@ -24,6 +25,7 @@ from tracekit.proxy.server import ProxyConfig
 @body_options
 @timeout_options
 @click.option("--fsync", is_flag=True, help="fsync every record (slower; survives power loss).")
+@guard_option
 def record(
     upstream: str,
     port: int,
@@ -37,6 +39,7 @@ def record(
     connect_timeout: float,
     read_timeout: float,
     fsync: bool,
+    guard_file: str | None,
 ) -> None:
     """Forward model API requests to UPSTREAM and record every exchange.
 
@@ -49,6 +52,8 @@ def record(
     API keys (headers, ?key= and the like, --redact-field values) are forwarded upstream and never
     written. An upstream URL with user:password@ sends them as basic auth when the agent sends no
     Authorization header. Stops on SIGTERM / SIGINT (exit 0).
+    --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
+      tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
     config = ProxyConfig(
         mode="record",
@@ -61,5 +66,6 @@ def record(
         secret_fields=redact_fields,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
+        observer=guard_observer(guard_file),
     )
     run(config, host, port, allow_remote)

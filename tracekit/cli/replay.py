@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from tracekit.cli.guard_option import guard_observer, guard_option
 from tracekit.errors import InputError, TracekitError
 from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
 from tracekit.proxy.runner import check_host
@@ -30,6 +31,7 @@ from tracekit.trace import trace_files
                    "that missed are written to DIRECTORY unless --out is given).")  # fmt: skip
 @click.option("--redact", "redact", multiple=True, metavar="VALUE", help="A secret to keep out of written traces.")
 @body_options
+@guard_option
 def replay(
     directory: Path,
     port: int,
@@ -43,6 +45,7 @@ def replay(
     redact: tuple[str, ...],
     redact_fields: tuple[str, ...],
     max_body_bytes: int,
+    guard_file: str | None,
 ) -> None:
     """Answer POST /v1/messages and /v1/chat/completions from the traces in DIRECTORY.
 
@@ -51,6 +54,8 @@ def replay(
     JSON recording and the other way round. A miss is a provider-shaped 404 error with
     x-should-retry: false that names the nearest recorded request and the first difference. No
     connection upstream is made unless --on-miss record --upstream URL.
+    --guard [FILE] watches each session live, as in tracekit record (docs/guard.md), e.g.:
+      tracekit replay recordings --port 0 --guard guard.yaml
     """
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
@@ -73,5 +78,6 @@ def replay(
         on_miss=on_miss,
         max_body_bytes=max_body_bytes,
         secret_fields=redact_fields,
+        observer=guard_observer(guard_file),
     )
     run(config, host, port, allow_remote)

@@ -118,6 +118,13 @@ def load_guard_config(path: str | Path | None) -> GuardConfig:
         return GuardConfig()
     if not isinstance(document, dict):
         raise GuardConfigError(f"{path}:1: expected a mapping with findings, budgets and detectors")
+    findings = document.get("findings")
+    if isinstance(findings, dict):
+        for kind in findings:
+            if kind not in REGISTRY:
+                line = _line_of(text, ["findings", str(kind)])
+                raise GuardConfigError(f"{path}:{line}: findings.{kind}: unknown finding kind; known: "
+                                       f"{', '.join(REGISTRY)}")  # fmt: skip
     try:
         config = GuardConfig.model_validate(document)
     except ValidationError as exc:
@@ -125,7 +132,8 @@ def load_guard_config(path: str | Path | None) -> GuardConfig:
         where = [str(part) for part in error["loc"]]
         line = _line_of(text, where)
         field = ".".join(where) or "(top level)"
-        raise GuardConfigError(f"{path}:{line}: {field}: {error['msg']}") from None
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise GuardConfigError(f"{path}:{line}: {field}: {message}") from None
     try:
         config.detector_options()
     except DetectorOptionError as exc:

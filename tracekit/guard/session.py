@@ -200,7 +200,7 @@ class GuardSession:
     def _event(self, verdict: Verdict, event: str, rule: str, action: Action, message: str, **fields: Any) -> None:
         record = Guard(event=event, rule=rule, action=action, message=message, **fields)
         verdict.events.append(record)
-        log.info("tracekit guard: session %s: %s %s -> %s: %s", self.session, event, rule, action, message)
+        log.warning("tracekit guard: session %s: %s %s -> %s: %s", self.session, event, rule, action, message)
 
 
 _BUDGET_TEXT = {

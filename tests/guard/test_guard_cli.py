@@ -1,0 +1,130 @@
+"""``--guard [FILE]`` on the command line: a real ``tracekit record`` process, the guard file's errors, and
+``tracekit replay --guard``."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from tracekit.cli.main import cli
+from tracekit.guard import GuardConfig, GuardConfigError, load_guard_config
+from tracekit.testing import FakeUpstream, ToolUse, tool_use_reply
+
+TOOLS = [{"name": "lookup", "description": "look up", "input_schema": {"type": "object"}}]
+
+
+def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(["tracekit", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if "listening on" not in line:
+        process.kill()
+        raise AssertionError(f"no URL announced: {line!r} {process.communicate()[1]}")
+    return process, line.split()[-1]
+
+
+def loop_three_times(url: str) -> None:
+    """An agent calling the same tool with the same arguments after it succeeded (repeated_call)."""
+    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
+                                 default_headers={"x-tracekit-session": "cli"})  # fmt: skip
+    messages: list[Any] = [{"role": "user", "content": "查"}]
+    for _ in range(3):
+        call = client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS).content[-1]  # type: ignore[arg-type]
+        assert call.type == "tool_use"
+        messages += [{"role": "assistant", "content": [call.model_dump()]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "r"}]}]
+    with pytest.raises(anthropic.PermissionDeniedError, match="rule repeated_call"):
+        client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+
+
+def test_record_with_a_guard_file_stops_a_looping_session_and_logs_one_line(tmp_path: Path) -> None:
+    guard = tmp_path / "guard.yaml"
+    guard.write_text("findings:\n  repeated_call: {action: stop}\ndetectors:\n  repeated_call: {min_repeats: 2}\n",
+                     encoding="utf-8")  # fmt: skip
+    out = tmp_path / "traces"
+    script = [tool_use_reply(ToolUse("lookup", {"q": "x"})) for _ in range(3)]
+    with FakeUpstream(script) as upstream:
+        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(out),
+                             "--guard", str(guard))  # fmt: skip
+        try:
+            loop_three_times(url)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=15)
+    assert process.returncode == 0
+    (line,) = [line for line in stderr.splitlines() if line.startswith("tracekit guard:")]
+    assert "session cli: finding repeated_call -> stop" in line
+    records = [orjson.loads(raw) for raw in (out / "cli.jsonl").read_bytes().splitlines()]
+    (event,) = [r for r in records if r["kind"] == "guard"]
+    assert (event["rule"], event["action"], event["calls"]) == ("repeated_call", "stop", [0, 1, 2])
+
+
+def test_a_bad_guard_file_is_a_usage_error_naming_file_line_and_field(tmp_path: Path) -> None:
+    guard = tmp_path / "guard.yaml"
+    guard.write_text("findings:\n  repeated_call: {action: stop}\nbudgets:\n  tokens: {limit: -5}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["record", "--upstream", "http://127.0.0.1:9", "--port", "0",
+                                      "--out", str(tmp_path / "t"), "--guard", str(guard)])  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{guard}:4: budgets.tokens.limit: Input should be greater than 0" in result.output
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("findings:\n  looping: {action: stop}\n", ":2: findings.looping: unknown finding kind; known: alternating_loop"),
+        ("findings:\n  repeated_call: {action: halt}\n", ":2: findings.repeated_call.action: Input should be"),
+        ("budgets:\n  tokens: {limit: 5}\n  coins: {limit: 1}\n", ":3: budgets.coins: Extra inputs are not permitted"),
+        ("detectors:\n  repeated_call: {min_repeat: 2}\n", ":1: detector 'repeated_call' has no option 'min_repeat'"),
+        ("preset: nobody\n", ":1: unknown detector preset 'nobody'"),
+        ("findings: [\n", ": not valid YAML"),
+        ("- 1\n", ":1: expected a mapping"),
+    ],
+)
+def test_guard_file_errors_name_the_line_and_the_field(tmp_path: Path, text: str, where: str) -> None:
+    path = tmp_path / "guard.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(GuardConfigError) as error:
+        load_guard_config(path)
+    assert str(error.value).startswith(str(path)) and where in str(error.value)
+
+
+def test_the_default_guard_records_every_finding_with_no_budget() -> None:
+    config = load_guard_config(None)
+    assert config == GuardConfig() and config.action_for("repeated_call") == "record"
+    assert all(getattr(config.budgets, name) is None for name in ("tokens", "model_calls", "seconds"))
+
+
+def test_replay_with_the_guard_watches_replayed_sessions(tmp_path: Path) -> None:
+    recorded = tmp_path / "recorded"
+    script = [tool_use_reply(ToolUse("lookup", {"q": "x"})) for _ in range(3)]
+    with FakeUpstream(script) as upstream:
+        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(recorded))
+        try:
+            client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
+                                         default_headers={"x-tracekit-session": "cli"})  # fmt: skip
+            messages: list[Any] = [{"role": "user", "content": "查"}]
+            for _ in range(3):
+                call = client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS).content[-1]  # type: ignore[arg-type]
+                messages += [{"role": "assistant", "content": [call.model_dump()]},
+                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id,  # type: ignore[union-attr]
+                                                           "content": "r"}]}]  # fmt: skip
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=15)
+    guard = tmp_path / "guard.yaml"
+    guard.write_text("findings:\n  repeated_call: {action: stop}\ndetectors:\n  repeated_call: {min_repeats: 2}\n",
+                     encoding="utf-8")  # fmt: skip
+    process, url = start("replay", str(recorded), "--port", "0", "--guard", str(guard))
+    try:
+        loop_three_times(url)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    assert "tracekit guard: session cli: finding repeated_call -> stop" in stderr
