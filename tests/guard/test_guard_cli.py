@@ -78,7 +78,7 @@ def test_a_bad_guard_file_is_a_usage_error_naming_file_line_and_field(tmp_path: 
 @pytest.mark.parametrize(
     ("text", "where"),
     [
-        ("findings:\n  looping: {action: stop}\n", ":2: findings.looping: unknown finding kind; known: alternating_loop"),
+        ("findings:\n  looping: {action: stop}\n", ":2: findings.looping: unknown finding kind"),
         ("findings:\n  repeated_call: {action: halt}\n", ":2: findings.repeated_call.action: Input should be"),
         ("budgets:\n  tokens: {limit: 5}\n  coins: {limit: 1}\n", ":3: budgets.coins: Extra inputs are not permitted"),
         ("detectors:\n  repeated_call: {min_repeat: 2}\n", ":1: detector 'repeated_call' has no option 'min_repeat'"),
