@@ -8,9 +8,9 @@ Traces are analyzed one at a time and each entry is written out as soon as it is
 flat in the number of traces; with ``jobs`` > 1 a process pool analyzes files in parallel and the entries
 still come out in input order. Another ``Engine`` (``engine_ray.RayEngine``: ``--engine ray``) maps the same
 ``analyze_file`` over partitions elsewhere and hands back each partition's outcomes, in input order, with its
-``Summary``; the partial summaries are merged, so the document is byte for byte the local engine's.
-A file that cannot be analyzed (unreadable, not a trace, a crash in one of
-its records) is reported in its ``FileOutcome`` with its name and never stops the others.
+``Summary``; the partial summaries are merged, so the document is byte for byte the local engine's. A file
+that cannot be analyzed (unreadable, not a trace, a crash in one of its records) is reported in its
+``FileOutcome`` with its name and never stops the others.
 
 The judge's own kept exchanges (trace files whose header says ``source: "judge"``, e.g. under
 ``recordings/judge/``) are not agent sessions: found in a folder they are left out of ``traces[]`` and
@@ -123,10 +123,8 @@ class Engine(Protocol):
         class Serial:
             def partitions(self, files, task):
                 for start in range(0, len(files), 100):
-                    outcomes = [task(path) for path in files[start:start + 100]]
-                    counted = Summary()
-                    for outcome in outcomes:
-                        counted.add_outcome(outcome)
+                    outcomes, counted = [task(path) for path in files[start:start + 100]], Summary()
+                    any(counted.add_outcome(outcome) for outcome in outcomes)
                     yield outcomes, counted
 
         write_results(files, out, settings, engine=Serial())
