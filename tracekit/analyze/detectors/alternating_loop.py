@@ -48,6 +48,9 @@ class AlternatingLoop(DetectorStream):
         self._start = 0  # calls of the run before this are settled
         self._lengths: dict[int, int] = {}  # period -> length matched so far from _start
         self._shown = (-1, 0)  # (start, repeats) last reported live
+        if not context.live and self.bounds is None:
+            # Offline, one run: the calls are kept as they come and scanned once at the end.
+            self.observe = self._nodes.append  # type: ignore[method-assign,assignment]
 
     def observe(self, node: CallNode) -> list[Finding]:
         if self.bounds is not None and self.bounds.step(node)[1]:
@@ -72,6 +75,10 @@ class AlternatingLoop(DetectorStream):
         return self.found
 
     def _close_run(self) -> None:
+        if len(self._keys) < len(self._nodes):  # kept without their keys (offline)
+            numbers, same_outcome = self._numbers, self.same_outcome
+            self._keys = [numbers.setdefault((n.key, outcome(n)) if same_outcome else n.key, len(numbers))
+                          for n in self._nodes]  # fmt: skip
         self._scan(complete=True)
         self._nodes, self._keys, self._start, self._lengths = [], [], 0, {}
 

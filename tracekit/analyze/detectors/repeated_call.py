@@ -47,8 +47,12 @@ class RepeatedCall(DetectorStream):
         self._reference: dict[str, CallNode] = {}  # anywhere: the call a repeat of each key repeats
         self._open: dict[int, tuple[CallNode, list[CallNode]]] = {}  # anywhere: this window's groups
         self._run: list[CallNode] = []  # consecutive: the current back-to-back run
+        self.fast = not context.live and not self.consecutive and self.bounds is None
 
     def observe(self, node: CallNode) -> list[Finding]:
+        if self.fast:  # offline, anywhere, one window: the commonest case, inlined
+            self._anywhere(node)
+            return []
         new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         if self.consecutive:
             if new_run:

@@ -52,8 +52,11 @@ def repeated_text(context: DetectorContext) -> list[Finding]:
 def _repeated_messages(context: DetectorContext, repeats: int) -> list[Finding]:
     assert context.trace is not None
     reset = bool(context.options.get("reset_on_user_message"))
-    if len(context.agent_text_turns) < repeats:
-        return []  # a run is made of the agent's text-only messages: too few of them for one
+    # A run is made of the agent's messages without a tool call: too few of them (counted without
+    # reading their blocks first) for one, and there is none.
+    with_calls = len({record.message_index for record in context.trace.kind("tool_call")})
+    if len(context.trace.kind("assistant_message")) - with_calls < repeats or len(context.agent_text_turns) < repeats:
+        return []
     agent_messages = set(context.agent_text_turns)
     findings: list[Finding] = []
     run: list[tuple[int, str]] = []
