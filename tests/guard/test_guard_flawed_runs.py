@@ -8,9 +8,12 @@ from typing import Any
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
 from tracekit.analyze.detectors import detect
+from tracekit.analyze.results import analyze_trace
 from tracekit.cases import CaseLibrary, load_cases
+from tracekit.cli.main import cli
 from tracekit.guard import GuardConfig, LiveGuard
 from tracekit.runner.harness import RunSettings
 from tracekit.runner.jobs import plan_jobs
@@ -78,6 +81,13 @@ def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
     assert refused["response_headers"].get("x-should-retry") == "false"
     assert "tracekit guard stopped this session (rule retry_storm" in orjson.dumps(refused["response"]).decode()
     assert "failed 4 times" in orjson.dumps(refused["response"]).decode()
+    # The analyze JSON and `tracekit show` carry the event.
+    (entry,) = analyze_trace(load_trace(path), library=library).guard
+    assert (entry.kind, entry.rule, entry.action, entry.calls, entry.figures) == (
+        "finding", "retry_storm", "stop", [0, 1, 2, 3], {"calls": 4})  # fmt: skip
+    shown = CliRunner().invoke(cli, ["show", str(path)])
+    assert shown.exit_code == 0
+    assert "⛨ guard stop retry_storm #0,#1,#2,#3: search_flights failed 4 times" in shown.output
 
 
 def test_warn_adds_the_note_to_the_next_request_and_records_the_injection(

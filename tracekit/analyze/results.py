@@ -238,10 +238,18 @@ def analyze_trace(
             for n in graph.nodes
         ],
         "findings": [finding.to_dict() for finding in findings],
+        "guard": [_guard_entry(record) for record in trace.kind("guard")],
         "verdict": verdict,
         "problems": problems,
         "trace_file": settings.sources.trace_file(path) if path is not None else None,
     })  # fmt: skip
+
+
+def _guard_entry(record: Any) -> dict[str, Any]:
+    """A ``guard`` record as its ``traces[].guard`` entry."""
+    return {"kind": record.event, "rule": record.rule, "action": record.action, "severity": record.severity,
+            "calls": record.calls, "messages": record.messages, "figures": record.figures, "message": record.message,
+            "model_call": record.model_call}  # fmt: skip
 
 
 def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:

@@ -75,6 +75,22 @@ class FindingEntry(ResultModel):
     )
 
 
+class GuardEntry(ResultModel):
+    """What the live guard (``tracekit record --guard``) did in the session: a ``guard`` record of the trace."""
+
+    kind: str = Field(description="'finding' (a detector's finding) or 'budget' (a session budget was exceeded).")
+    rule: str = Field(description="The finding kind or the budget (tokens, model_calls, tool_calls, seconds, errors).")
+    action: str = Field(description="record, warn (a note was added to the next request) or stop.")
+    severity: str | None = omit_if_none(description="The finding's severity (findings only).")
+    calls: list[int] = Field(default_factory=list, description="Indexes of the tool calls it names.")
+    messages: list[int] = omit_if_empty("message_index of the messages it names (left out when none).")
+    figures: dict[str, Any] = Field(
+        default_factory=dict, description="The numbers behind it: a budget's used and limit; a finding's calls."
+    )
+    message: str = Field(default="", description="What happened, in a sentence.")
+    model_call: int | None = Field(default=None, description="The model call of the request the guard acted on.")
+
+
 class JudgeQuote(ResultModel):
     """A quote the judge gave, and where in the evidence it was found."""
 
@@ -235,6 +251,9 @@ class TraceResult(ResultModel):
     stats: TraceStats = Field(description="Counts of the trace.")
     tool_calls: list[ToolCallEntry] = Field(description="Every tool call, in order.")
     findings: list[FindingEntry] = Field(description="Detector findings.")
+    guard: list[GuardEntry] = omit_if_empty(
+        "What the live guard noticed and did while the session was recorded, in order (left out when none)."
+    )
     verdict: Verdict | None = Field(description="The case verdict; null for a trace bound to no case.")
     problems: list[str] = Field(default_factory=list, description="Unreadable lines and binding problems.")
     trace_file: str | None = omit_if_none(

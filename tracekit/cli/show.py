@@ -77,6 +77,7 @@ def render_timeline(trace: Any, limit: int) -> list[str]:
         content_text,
     )
     from tracekit.trace.canonical import canonical_json
+    from tracekit.trace.models import Guard
 
     header = trace.header
     bound = f"  case {header.case_id}" + (f" group {header.group}" if header.group else "") if header.case_id else ""
@@ -110,6 +111,9 @@ def render_timeline(trace: Any, limit: int) -> list[str]:
         elif isinstance(record, ErrorRecord):
             status = f" {record.status}" if record.status else ""
             lines.append(f"  ✗ {record.source} error{status}: " + _short(record.message, limit))
+        elif isinstance(record, Guard):
+            calls = " " + ",".join(f"#{index}" for index in record.calls) if record.calls else ""
+            lines.append(f"  ⛨ guard {record.action} {record.rule}{calls}: " + _short(record.message, limit))
         elif isinstance(record, AgentRun):
             lines.append(f"  agent exited {record.exit_status}" + (" (timed out)" if record.timed_out else ""))
     stats = trace.stats()
