@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import re
 import tempfile
@@ -110,6 +111,10 @@ def storage_error(url: str, exc: BaseException) -> StorageError:
     return StorageError(f"{url}: {name}: {_first_line(text)}")
 
 
+#: A URL is first read up to this many bytes in one request; a larger object is then streamed in blocks.
+FIRST_READ = 4 * 1024 * 1024
+
+
 @contextlib.contextmanager
 def open_read(path: str | Path) -> Iterator[IO[bytes]]:
     """A binary file to read ``path`` from (a local file as the builtin ``open`` gives it)."""
@@ -121,11 +126,13 @@ def open_read(path: str | Path) -> Iterator[IO[bytes]]:
     url = str(path)
     fs, inner = filesystem(url)
     try:
-        handle = fs.open(inner, "rb")
+        # Most traces are small: one ranged GET reads them whole (fs.open would first ask for the size).
+        first = fs.cat_file(inner, start=0, end=FIRST_READ)
+        stream: IO[bytes] = io.BytesIO(first) if len(first) < FIRST_READ else fs.open(inner, "rb")
     except Exception as exc:
         raise storage_error(url, exc) from None
-    with handle:
-        yield handle
+    with stream:
+        yield stream
 
 
 def read_bytes(path: str | Path) -> bytes:

@@ -78,11 +78,11 @@ def test_an_unknown_scheme_and_a_missing_object_say_so_in_one_line(memory: str) 
         pass
 
 
-def test_a_trace_is_loaded_from_a_url_with_its_name_intact(memory: str) -> None:
+def test_a_trace_is_loaded_from_a_url_with_its_name_intact(memory: str, tmp_path: Path) -> None:
     from tracekit.trace import Header, ToolCall, load_trace
     from tracekit.trace.io import write_trace
 
-    local_file = Path(__file__).parent / "t.jsonl"
+    local_file = tmp_path / "t.jsonl"
     try:
         write_trace(local_file, [Header(trace_id="t1"), ToolCall(index=0, message_index=1, name="s", id="c1")])
         fsspec.filesystem("memory").pipe_file(f"{memory.removeprefix('memory://')}/t.jsonl", local_file.read_bytes())
@@ -110,3 +110,29 @@ def test_the_core_install_imports_no_storage_ray_or_arrow_library(tmp_path: Path
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_a_large_object_is_streamed_a_chunk_at_a_time(
+    memory: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past the first read, a URL is read through fsspec's file in chunks, like a large local file."""
+    import tracekit.storage
+    import tracekit.trace.io
+    from tracekit.trace import Header, ToolCall, load_trace
+    from tracekit.trace.io import write_trace
+
+    local_file = tmp_path / "large.jsonl"
+    try:
+        text = {"q": "机械键盘" * 20}
+        calls = [ToolCall(index=n, message_index=1, name="search", id=f"c{n}", input=text) for n in range(50)]
+        write_trace(local_file, [Header(trace_id="large"), *calls])
+        data = local_file.read_bytes()
+    finally:
+        local_file.unlink(missing_ok=True)
+    fsspec.filesystem("memory").pipe_file(f"{memory.removeprefix('memory://')}/large.jsonl", data)
+    monkeypatch.setattr(tracekit.storage, "FIRST_READ", 256)
+    monkeypatch.setattr(tracekit.trace.io, "CHUNK_BYTES", 1024)
+    assert len(data) > 10 * 1024
+    for fast in (True, False):
+        trace = load_trace(f"{memory}/large.jsonl", fast=fast)
+        assert [call.index for call in trace.kind("tool_call")] == list(range(50)) and not trace.problems
