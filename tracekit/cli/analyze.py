@@ -28,9 +28,11 @@ PROGRESS_FROM = 20
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--cases", "cases_dir", help="Case library (a folder or URL): bind traces, run checks.")
+@click.option("--cases", "cases_dir", metavar="DIR|URL",
+              help="Case library (a folder or URL): bind traces, run checks.")
 @click.option("--case", "case_id", help="Bind every trace to this case id (overrides the trace's case_id).")
-@click.option("--json", "json_path", help="Write the results JSON here: a path, a URL (s3://...) or '-' (stdout).")
+@click.option("--json", "json_path", metavar="FILE|URL",
+              help="Write the results JSON here: a path, a URL (s3://...) or '-' (stdout).")
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="Write a Markdown summary here.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML here.")
@@ -38,8 +40,10 @@ PROGRESS_FROM = 20
               help="Worker processes (with --engine ray and no --ray-address: the local Ray's CPUs).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where traces are analyzed: here, or on Ray (pip install 'tracekit[ray]'); same results.")
-@click.option("--ray-address", help="Join this Ray cluster (HOST:PORT, ray://HOST:10001, auto); default: a local Ray.")
-@click.option("--parquet", "parquet_dir", help="Also write the results as Parquet tables into this folder or URL "
+@click.option("--ray-address", metavar="ADDRESS",
+              help="Join this Ray cluster (HOST:PORT, ray://HOST:10001, auto); default: a local Ray.")
+@click.option("--parquet", "parquet_dir", metavar="DIR|URL",
+              help="Also write the results as Parquet tables into this folder or URL "
               "(traces, calls, findings, checks: docs/tables.md; pip install 'tracekit[parquet]').")
 @click.option(
     "--fail-on",
