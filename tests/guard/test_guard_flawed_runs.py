@@ -12,9 +12,11 @@ from click.testing import CliRunner
 
 from tracekit.analyze.detectors import detect
 from tracekit.analyze.results import analyze_trace
+from tracekit.analyze.results_model import read_results_file
 from tracekit.cases import CaseLibrary, load_cases
 from tracekit.cli.main import cli
 from tracekit.guard import GuardConfig, LiveGuard
+from tracekit.report import render_markdown, runs_from_results
 from tracekit.runner.harness import RunSettings
 from tracekit.runner.jobs import plan_jobs
 from tracekit.runner.run import run_jobs
@@ -85,6 +87,11 @@ def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
     (entry,) = analyze_trace(load_trace(path), library=library).guard
     assert (entry.kind, entry.rule, entry.action, entry.calls, entry.figures) == (
         "finding", "retry_storm", "stop", [0, 1, 2, 3], {"calls": 4})  # fmt: skip
+    results_file = tmp_path / "results.json"
+    assert CliRunner().invoke(cli, ["analyze", str(path), "--json", str(results_file)]).exit_code in (0, 1)
+    results = read_results_file(results_file)
+    markdown = render_markdown(runs_from_results(results), results.summary)
+    assert "**Guard (1):**" in markdown and "stop `retry_storm`: search\\_flights failed 4 times" in markdown
     shown = CliRunner().invoke(cli, ["show", str(path)])
     assert shown.exit_code == 0
     assert "⛨ guard stop retry_storm #0,#1,#2,#3: search_flights failed 4 times" in shown.output
