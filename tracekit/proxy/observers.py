@@ -7,8 +7,9 @@ detectors); it only calls ``ExchangeObserver.observe`` twice per exchange and ap
   observer may return a ``Decision`` that changes the body sent upstream (a note after the tool results),
   refuses the request (the proxy answers with a provider-shaped error the SDKs do not retry), and adds
   records (guard events, the note's injection) to the session's trace with this exchange;
-- ``Seen(stage="answer")``, when the whole answer is known, before its last bytes reach the client (the
-  agent's next request always finds the observer up to date). Its return value is ignored.
+- ``Seen(stage="answer")``, when the whole answer is known, in a callback that runs once its last bytes
+  were handed on (as the recording does): off the client's wait, and before the session's next request
+  is read. Its return value is ignored.
 
 An observer must be quick (it runs on the event loop) and must not raise; an exception is logged and the
 exchange goes on unobserved. Example (a limit of ten requests per session)::

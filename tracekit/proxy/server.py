@@ -277,7 +277,9 @@ class Proxy:
         finally:
             outcome = self.tracker.complete(exchange)
             if observer is not None:
-                watch_answer(observer, exchange, outcome)
+                # After the last bytes went out, like the recording: off the client's wait, and still before
+                # the session's next request is read.
+                asyncio.get_running_loop().call_soon(watch_answer, observer, exchange, outcome)
         assert ending is not None
         return await ending.finish(request)
 
