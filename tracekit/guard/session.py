@@ -103,8 +103,7 @@ class GuardSession:
         if refused:
             return  # the request was never made
         self.model_calls += 1
-        # Built without validation: the values are the guard's own (the recorder writes the real model call).
-        call = ModelCall.model_construct(index=0, provider="guard", usage=usage or Usage(), t=now)
+        call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
         self._take(self.builder.add_model_call(call, reply))
 
     def finish(self) -> list[Finding]:
