@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import platform
 import shlex
@@ -45,6 +46,15 @@ budgets:
   seconds: {limit: 86400, action: stop}
   errors: {limit: 1000000, action: warn}
 """
+
+
+def turn(number: int, stream: bool) -> bytes:
+    """``proxy_latency``'s request (system prompt, a tool round trip, a user message) whose tool call differs
+    from request to request: a session that works, not one that loops (the guard would note a loop, and the
+    recorder write the notes; that is not the cost of watching)."""
+    body = json.loads(request_body(number, stream))
+    body["messages"][1]["content"][0]["input"]["request"] = number
+    return json.dumps(body, ensure_ascii=False).encode()
 
 
 def timed(connection: http.client.HTTPConnection, body: bytes, stream: bool, session: str | None) -> float:
@@ -72,7 +82,7 @@ def measure(ports: dict[str, int], requests: int, warmup: int, stream: bool, one
     connections = {name: http.client.HTTPConnection("127.0.0.1", port) for name, port in ports.items()}
     samples: dict[str, list[float]] = {name: [] for name in names}
     for number in range(warmup + requests):
-        body = request_body(number, stream)
+        body = turn(number, stream)
         shift = number % len(names)
         for name in names[shift:] + names[:shift]:
             session = f"bench-{name}" if one_session and name != "direct" else None

@@ -171,8 +171,9 @@ class GuardSession:
         action = self.config.action_for(finding.kind)
         if not first_time and action != "record":
             action = "record"  # the finding grew: recorded again, acted on once
-        self._event(verdict, "finding", finding.kind, action, finding.message, severity=finding.severity,
-                    calls=finding.calls, messages=finding.messages, figures={"calls": len(finding.calls)})  # fmt: skip
+        self._event(verdict, "finding", finding.kind, action, finding.message, log_it=first_time,
+                    severity=finding.severity, calls=finding.calls, messages=finding.messages,
+                    figures={"calls": len(finding.calls)})  # fmt: skip
 
     def _check_budgets(self, now: float, verdict: Verdict) -> None:
         budgets = self.config.budgets
@@ -197,10 +198,13 @@ class GuardSession:
                   "errors": self.errors}  # fmt: skip
         return counts[name]
 
-    def _event(self, verdict: Verdict, event: str, rule: str, action: Action, message: str, **fields: Any) -> None:
+    def _event(
+        self, verdict: Verdict, event: str, rule: str, action: Action, message: str, log_it: bool = True, **fields: Any
+    ) -> None:
         record = Guard(event=event, rule=rule, action=action, message=message, **fields)
         verdict.events.append(record)
-        log.warning("tracekit guard: session %s: %s %s -> %s: %s", self.session, event, rule, action, message)
+        if log_it:  # a finding that grows is logged once, when it first forms
+            log.warning("tracekit guard: session %s: %s %s -> %s: %s", self.session, event, rule, action, message)
 
 
 _BUDGET_TEXT = {
