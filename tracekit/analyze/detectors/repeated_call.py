@@ -50,8 +50,9 @@ class RepeatedCall(DetectorStream):
         self.fast = not context.live and not self.consecutive and self.bounds is None
 
     def observe(self, node: CallNode) -> list[Finding]:
-        if self.fast:  # offline, anywhere, one window: the commonest case, inlined
-            self._anywhere(node)
+        if self.fast:  # offline, anywhere, one window: the commonest case
+            if node.key in self._reference or node.succeeded or not self.require_success:
+                self._anywhere(node)
             return []
         new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         if self.consecutive:

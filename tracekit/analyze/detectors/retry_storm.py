@@ -29,8 +29,10 @@ class RetryStorm(DetectorStream):
         self._run: list[CallNode] = []  # consecutive: the current run of one failing call
 
     def observe(self, node: CallNode) -> list[Finding]:
-        new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         failed = node.has_result and node.is_error
+        if not failed and self.bounds is None and not self.consecutive:
+            return []  # a call that did not fail changes nothing here
+        new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         group: list[CallNode] | None = None
         if self.consecutive:
             if new_run:
