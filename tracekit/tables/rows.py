@@ -64,8 +64,8 @@ def trace_timings(trace: Any) -> Timings:
 def partition_key(value: str | None) -> str:
     """A run name as a folder name (``run:ref/m`` -> ``run_ref_m``); the exact name stays in the ``run`` column.
 
-    >>> partition_key("run:scripted:reference/model-x"), partition_key(None)
-    ('run_scripted_reference_model-x', 'none')
+    >>> partition_key("run:my-agent/model-x"), partition_key(None)
+    ('run_my-agent_model-x', 'none')
     """
     return _UNSAFE.sub("_", value).strip("_") or "_" if value else "none"
 

@@ -1,6 +1,6 @@
 """Writing the four tables as Parquet datasets with pyarrow, partitioned by run and date (hive style).
 
-``DIR/traces/run_key=run_scripted_reference/date=2026-12-02/part-0.parquet``: one dataset per table, each
+``DIR/traces/run_key=run_my-agent/date=2026-12-02/part-0.parquet``: one dataset per table, each
 partitioned by ``run_key`` (the run's name made safe for a folder; the exact name is the ``run`` column) and
 ``date`` (the day the trace started, UTC; ``none`` when the trace could not be read). DuckDB reads them with
 ``read_parquet('DIR/traces/**/*.parquet', hive_partitioning = true)``.
