@@ -356,12 +356,16 @@ def render(
         "",
         f"- orjson parse: {parse_cpu:.3f} ms",
         f"- analyze: {slope('analyze', 2) * 1000:.3f} ms = **{slope('analyze', 2) * 1000 / parse_cpu:.1f}x** "
-        "the parse (target <= 4x)",
+        "the parse (target <= 2.0x, issue 20)",
         f"- analyze --jobs 2: {slope('analyze -j2', 2) * 1000:.3f} ms CPU in all processes",
         "",
         f"Wall time: parse {parse_wall:.3f} ms, analyze {slope('analyze', 0) * 1000:.3f} ms "
         f"({slope('analyze', 0) * 1000 / parse_wall:.1f}x), analyze --jobs 2 {slope('analyze -j2', 0) * 1000:.3f} ms "
         f"({slope('analyze -j2', 0) * 1000 / parse_wall:.1f}x).",
+        "",
+        f"`--jobs 2` at {last['size']:,} traces: serial wall {last['analyze'][0]:.2f} s / -j2 wall "
+        f"{last['analyze -j2'][0]:.2f} s = **{last['analyze'][0] / last['analyze -j2'][0]:.2f}x** (target >= 1.7x, "
+        "issue 20; two workers on two cores that other processes share).",
         "",
         f"Start-up (`tracekit analyze` on one trace, median of 7): **{startup[0]:.2f} s** wall, "
         f"{startup[1]:.2f} s CPU (target < 0.6 s).",
@@ -404,14 +408,15 @@ def notes(stages: dict[str, float], ratio: float) -> list[str]:
     analysis = (stages["mirrors + analyze"] - stages["read into the mirrors"]) / parse
     output = (stages["mirrors + analyze + JSON + redact"] - stages["mirrors + analyze"]) / parse
     total = stages["mirrors + analyze + JSON + redact"] / parse
-    verdict = "met" if ratio <= 4 else "missed"
+    verdict = "met" if ratio <= 2.0 else "missed"
     return [
-        f"Reading: the 4x target is {verdict} on the command-line runs ({ratio:.1f}x). In process, where the "
+        f"Reading: the 2.0x target is {verdict} on the command-line runs ({ratio:.1f}x). In process, where the "
         f"parse is cheaper (no process of its own, files read once), the whole cost per trace is {total:.1f}x "
         f"the parse: reading the records into the mirrors analysis uses (`load_trace(path, fast=True)`, msgspec "
-        f"validating in C) {mirrors:.1f}x, against {models:.1f}x for the pydantic models; the analysis (call "
-        f"graph, six detectors, the entry) {analysis:.1f}x; the entry's JSON with the redaction every written "
-        f"file goes through {output:.1f}x. On a shared machine these ratios move by about +-20% from run to run.",
+        f"validating in C) {mirrors:.1f}x, against {models:.1f}x for the pydantic models; the analysis (one "
+        f"fused pass building the call graph and feeding the seven detectors, then the entry) {analysis:.1f}x; "
+        f"the entry's JSON with the redaction every written file goes through {output:.1f}x. On a shared machine "
+        "these ratios move by about +-20% from run to run.",
         "",
     ]
 
