@@ -96,10 +96,10 @@ def connect(address: str | None, num_cpus: int | None = None) -> Any:
         import ray
     except ImportError:
         raise EngineError("--engine ray needs Ray: pip install 'tracekit[ray]'") from None
-    if ray.is_initialized():
-        return ray
     if address not in (None, "auto", "local"):
         _reachable(address)
+    if ray.is_initialized():  # a driver already connected (a test, a notebook) keeps its Ray
+        return ray
     try:
         if address is None or address == "local":
             ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
