@@ -72,3 +72,17 @@ def test_a_report_is_read_from_and_written_to_a_bucket(s3_server: str, bucket: s
                                       f"s3://{bucket}/report/summary.md", "--junit", f"s3://{bucket}/report/junit.xml"])
     assert result.exit_code == 0, result.output
     assert _objects(s3_server, bucket, "report/") == ["report/junit.xml", "report/summary.md"]
+
+
+def test_export_otel_reads_traces_from_a_bucket_and_writes_there(s3_server: str, bucket: str, tmp_path: Path) -> None:
+    from scale_support import upload
+
+    assert upload(RECORDINGS / "flawed", s3_server, f"s3://{bucket}/flawed") > 100
+    result = CliRunner().invoke(cli, ["export", "otel", f"s3://{bucket}/flawed", "--out", f"s3://{bucket}/otel.json"])
+    assert result.exit_code == 0, result.output
+    local = CliRunner().invoke(cli, ["export", "otel", str(RECORDINGS / "flawed"), "--out", str(tmp_path / "o.json")])
+    import boto3
+
+    body = boto3.client("s3", endpoint_url=s3_server).get_object(Bucket=bucket, Key="otel.json")["Body"].read()
+    spans = orjson.loads(body)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert len(spans) > 100 and result.output.split(",")[0] == local.output.split(",")[0]

@@ -18,12 +18,12 @@ def export() -> None:
 
 
 @export.command("otel")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The OTLP JSON file to write.")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out", required=True, help="The OTLP JSON file to write (a path or a URL: s3://...).")
 @click.option("--with-content", is_flag=True,
               help="Include prompts, answers, tool arguments and results (off by default: they may be sensitive).")
-def otel(paths: tuple[Path, ...], out: Path, with_content: bool) -> None:
-    """Write the traces in PATHS (files or folders) as OTLP JSON spans.
+def otel(paths: tuple[str, ...], out: str, with_content: bool) -> None:
+    """Write the traces in PATHS (files, folders or URLs such as s3://bucket/prefix) as OTLP JSON spans.
 
     Spans follow the OpenTelemetry GenAI semantic conventions v1.41.0: invoke_agent per trace, chat per
     model call, execute_tool per tool call. Load the file into any OTLP/JSON backend (Langfuse,
