@@ -155,6 +155,31 @@ def test_the_sessions_endpoint_lists_live_sessions_with_counts_and_guard_events(
     assert (event["rule"], event["action"], event["calls"]) == ("repeated_call", "record", [0, 1])
 
 
+def test_the_sessions_endpoint_keeps_secrets_out(tmp_path: Path) -> None:
+    secret = "plain-guard-secret-4242"  # no key pattern catches it: only the configured secret does
+    script = [tool_use_reply(ToolUse("lookup", {"user_id": secret})) for _ in range(2)]
+    guard = LiveGuard(GuardConfig())
+    with FakeUpstream(script) as upstream:
+        config = ProxyConfig(upstream=upstream.url, out_dir=tmp_path, redactor=Redactor(secrets=[secret]),
+                             observer=guard)
+        with RunningProxy(config) as proxy:
+            claude = anthropic.Anthropic(base_url=proxy.url, api_key="k", default_headers={"x-tracekit-session": "s"})
+            call = claude.messages.create(model="m", max_tokens=64, messages=[{"role": "user", "content": "查"}],
+                                          tools=TOOLS).content[-1]  # type: ignore[arg-type]
+            assert call.type == "tool_use"
+            messages: list[Any] = [
+                {"role": "user", "content": "查"},
+                {"role": "assistant", "content": [call.model_dump()]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "无"}]},
+            ]
+            claude.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+            with urllib.request.urlopen(proxy.url + "/_tracekit/sessions") as response:
+                shown = response.read().decode()
+    (session,) = json.loads(shown)["sessions"]
+    assert [event["rule"] for event in session["guard"]] == ["ungrounded_argument"]  # the made-up user_id
+    assert secret not in shown
+
+
 def test_the_sessions_endpoint_refuses_other_clients() -> None:
     from tracekit.proxy.observers import is_loopback_peer
 

@@ -200,7 +200,9 @@ class Proxy:
         observed: dict[str, dict[str, object]] = status() if callable(status) else {}
         sessions = [{"session": s.id, "name": s.named, "provider": s.provider, "requests": s.requests,
                      **observed.get(s.id, {})} for s in self.tracker.sessions]  # fmt: skip
-        return web.json_response({"sessions": sessions}, dumps=lambda v: orjson.dumps(v).decode())
+        # Guard events quote tool arguments: what is shown goes through the redactor like what is written.
+        body = self.config.redactor.redact_bytes(orjson.dumps({"sessions": sessions}))
+        return web.Response(body=body, content_type="application/json")
 
     async def _read_body(self, request: web.Request, provider: Provider | None) -> bytes | web.Response:
         """The request body, or the 413 to answer when it is over ``max_body_bytes`` (then nothing is read)."""
