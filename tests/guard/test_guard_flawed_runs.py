@@ -88,7 +88,11 @@ def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
     assert (entry.kind, entry.rule, entry.action, entry.calls, entry.figures) == (
         "finding", "retry_storm", "stop", [0, 1, 2, 3], {"calls": 4})  # fmt: skip
     results_file = tmp_path / "results.json"
-    assert CliRunner().invoke(cli, ["analyze", str(path), "--json", str(results_file)]).exit_code in (0, 1)
+    html = tmp_path / "html"
+    analyzed = CliRunner().invoke(cli, ["analyze", str(path), "--json", str(results_file), "--html", str(html)])
+    assert analyzed.exit_code in (0, 1), analyzed.output
+    (page,) = (html / "traces").glob("*.html")
+    assert "guard · stop · retry_storm · calls 0, 1, 2, 3" in page.read_text(encoding="utf-8")
     results = read_results_file(results_file)
     markdown = render_markdown(runs_from_results(results), results.summary)
     assert "**Guard (1):**" in markdown and "stop `retry_storm`: search\\_flights failed 4 times" in markdown

@@ -36,6 +36,7 @@ from tracekit.trace import (
     UserMessage,
     content_text,
 )
+from tracekit.trace.models import Guard
 
 #: Images a trace may carry inline that the page shows (others are described, never loaded).
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -208,6 +209,9 @@ def _timeline(
         elif isinstance(record, ErrorRecord):
             items.append(Item("error", detail={"source": record.source, "message": record.message,
                                                "status": record.status, "body": _plain(record.body)}))
+        elif isinstance(record, Guard):  # the live guard's events (record --guard)
+            items.append(Item("guard", detail={"action": record.action, "rule": record.rule, "calls": record.calls,
+                                               "message": record.message}))  # fmt: skip
         elif isinstance(record, AgentRun):
             items.append(Item("agent_run", detail={"command": record.command, "exit_status": record.exit_status,
                                                    "timed_out": record.timed_out, "stderr": record.stderr,
