@@ -17,14 +17,11 @@ Fed one call at a time, ``Boundaries.step`` says whether a call opens a new wind
     for node in nodes:
         new_window, new_run = bounds.step(node)
         ...  # on a new run, close the patterns of the one before
-
-``windows`` / ``runs`` split a whole list the same way.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,37 +66,6 @@ class Boundaries:
             new_run = self._run != -1 and here != self._run
             self._run = here
         return new_window, new_window or new_run
-
-
-def windows(context: DetectorContext, nodes: list[CallNode]) -> Iterator[list[CallNode]]:
-    """``nodes`` split at each user message when ``reset_on_user_message`` is set, else all of them."""
-    if not context.options.get("reset_on_user_message") or not context.user_turns:
-        yield nodes
-        return
-    yield from _split(nodes, lambda node: bisect_left(context.user_turns, node.turn))
-
-
-def runs(context: DetectorContext, nodes: list[CallNode]) -> Iterator[list[CallNode]]:
-    """The calls of one window split wherever the agent spoke without acting, when ``agent_text_breaks``
-    is set (else the window unchanged): stretches in which consecutive calls are back to back."""
-    if not context.options.get("agent_text_breaks") or not context.agent_text_turns:
-        yield nodes
-        return
-    yield from _split(nodes, lambda node: bisect_left(context.agent_text_turns, node.turn))
-
-
-def _split(nodes: list[CallNode], position: Callable[[CallNode], int]) -> Iterator[list[CallNode]]:
-    current: list[CallNode] = []
-    mark = -1
-    for node in nodes:
-        here = position(node)
-        if current and here != mark:
-            yield current
-            current = []
-        current.append(node)
-        mark = here
-    if current:
-        yield current
 
 
 def outcome(node: CallNode) -> tuple[bool, bool, str]:
