@@ -53,6 +53,10 @@ def test_recorded_live_findings_equal_offline_analysis_of_the_same_traces(librar
         (live,) = guard.findings().values()  # one session per job
         _, offline = detect(load_trace(path), guard.options)
         assert [f.to_dict() for f in live] == [f.to_dict() for f in offline], job.name
+        # ... which is what `tracekit analyze` reports for the trace (no case library: the guard knows none)
+        entry = analyze_trace(load_trace(path))
+        assert [finding.model_dump(exclude_defaults=True) for finding in entry.findings] == [
+            f.to_dict() for f in live], job.name  # fmt: skip
         # The guard records in the trace: each finding as it formed and grew; the last of each is final.
         last: dict[tuple[str, int], dict[str, Any]] = {}
         for record in records(path):
