@@ -21,6 +21,7 @@ class UngroundedArgument(DetectorStream):
         self.found: list[Finding] = []
         self._seen = _SeenResults()
         self._by_key: dict[str, list[tuple[str, Any]]] = {}  # identical calls have identical identifier arguments
+        self._in_results: set[str] = set()  # values found in the results: still there for later calls
 
     def observe(self, node: CallNode) -> list[Finding]:
         seen = self._seen
@@ -38,8 +39,7 @@ class UngroundedArgument(DetectorStream):
         finding = None
         if arguments:
             results = seen.before(node)
-            context = self.context
-            ungrounded = [(path, value) for path, value in arguments if not _grounded(value, node, results, context)]
+            ungrounded = [(path, value) for path, value in arguments if not self._grounded(value, node, results)]
             if ungrounded:
                 finding = _finding(node, ungrounded)
                 self.found.append(finding)
@@ -48,6 +48,17 @@ class UngroundedArgument(DetectorStream):
 
     def finish(self) -> list[Finding]:
         return self.found
+
+    def _grounded(self, value: Any, node: CallNode, results: str) -> bool:
+        # Results are searched as the text the model read (JSON included): a value occurs when it appears
+        # there as a whole token, which covers 110000 in {"city_id": 110000} and "tb_001" in a list.
+        text = scalar_text(value)
+        if text is None or text in self._in_results:
+            return True
+        if occurs_in(text, results):
+            self._in_results.add(text)  # the results seen only grow
+            return True
+        return _said_before(text, node, self.context)
 
 
 def _finding(node: CallNode, ungrounded: list[tuple[str, Any]]) -> Finding:
@@ -106,12 +117,8 @@ class _SeenResults:
         return self._text or ""
 
 
-def _grounded(value: Any, node: CallNode, results: str, context: DetectorContext) -> bool:
-    # Results are searched as the text the model read (JSON included): a value occurs when it appears
-    # there as a whole token, which covers 110000 in {"city_id": 110000} and "tb_001" in a list.
-    text = scalar_text(value)
-    if text is None or occurs_in(text, results):
-        return True
+def _said_before(text: str, node: CallNode, context: DetectorContext) -> bool:
+    """Whether ``text`` occurs in a user or system message before the call, or in the case's context."""
     for message_index, message in context.message_texts:
         if message_index < node.turn and occurs_in(text, message):
             return True
