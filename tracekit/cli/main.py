@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("tracekit.cli.report", "report", "Write HTML, Markdown and JUnit reports from results."),
     "export": ("tracekit.cli.export", "export", "Export traces (OpenTelemetry) and results (Parquet tables)."),
     "schema": ("tracekit.cli.schema", "schema", "Print the JSON Schema of the analyze results."),
+    "diff": ("tracekit.cli.diff", "diff", "What changed between two analyses: regressions first."),
 }
 
 
