@@ -15,7 +15,7 @@ def render_diff_markdown(diff: Diff) -> str:
         "### tracekit diff",
         "",
         " · ".join(f"{name} **{counts.get(name, 0)}**" for name in
-                   ("regression", "improvement", "flaky", "added", "removed", "unchanged")),  # fmt: skip
+                   ("regression", "improvement", "flaky", "added", "removed", "unchanged")),
     ]
     for change, mark in (("regression", "▼"), ("improvement", "▲")):
         pairs = [pair for pair in diff.pairs if pair.change == change]
