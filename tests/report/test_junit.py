@@ -91,3 +91,11 @@ def test_control_characters_do_not_break_the_xml(report_inputs: dict[str, Any]) 
     root = ET.fromstring(xml.encode())
     _validate(root)
     assert "中文" in xml
+
+
+def test_system_out_is_readable_text_not_python_reprs(report_inputs: dict[str, Any]) -> None:
+    root = ET.fromstring(render_junit(runs_from_results(complete(report_inputs["results"]))).encode())
+    outputs = [case.findtext("system-out") or "" for case in root.iter("testcase")]
+    assert outputs and all("{'" not in text and "':" not in text for text in outputs)
+    assert all("tool-use score: " in text for text in outputs)
+    assert any("failed check 数据流 city_id" in text for text in outputs)

@@ -116,8 +116,13 @@ def _system_out(run: Run) -> str:
         f"tool calls: {stats.get('tool_calls', 0)} ({stats.get('tool_errors', 0)} errors), "
         f"tokens: {stats.get('input_tokens', 0)} in / {stats.get('output_tokens', 0)} out"
     )
-    if run.scores:
-        lines.append("scores: " + ", ".join(f"{name}={value}" for name, value in run.scores.items()))
+    verdict = run.entry.verdict
+    if verdict is not None:  # plain text, not the score objects' reprs: CI shows system-out as is
+        tool_use, efficiency = verdict.scores.tool_use, verdict.scores.efficiency
+        lines.append(f"tool-use score: {tool_use.total} ({tool_use.grade}), steps: {efficiency.steps}"
+                     + ("" if efficiency.optimal_steps is None else f" (optimal {efficiency.optimal_steps})"))
+        for check in run.failed_checks[:5]:
+            lines.append(f"failed check {check.name}: {check.evidence}")
     return "\n".join(lines)
 
 
