@@ -253,3 +253,18 @@ def test_images_inline_only_as_data(tmp_path: Path) -> None:
     text = "".join(page.text)
     assert "image not embedded: https://example.com/tag.png" in text
     assert "image not embedded: text/html" in text
+
+
+def test_traces_table_says_why_a_trace_failed(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    written = _write(report_inputs, tmp_path / "why")
+    index = written[0].read_text(encoding="utf-8")
+    assert "<th>why</th>" in index
+    # the failing B2-PC-02 repeat: its first failing check, with the evidence, in the row
+    row = next(line for line in index.split("<tr>") if "B2-PC-02 A#1" in line and "v-fail" in line)
+    assert "数据流 city_id" in row
+
+
+def test_ids_sort_naturally() -> None:
+    from tracekit.report.runs import natural_key
+
+    assert sorted(["task10", "task2", "task1"], key=natural_key) == ["task1", "task2", "task10"]

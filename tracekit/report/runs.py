@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,6 +165,16 @@ class Run:
         return [check for check in self.checks if check.result == "fail"]
 
     @property
+    def why(self) -> str:
+        """Why the trace is not a pass, in a line: the first failing check's evidence, else the worst finding's
+        message (empty when there is neither)."""
+        for check in self.failed_checks:
+            return f"{check.name}: {check.evidence}" if check.evidence else check.name
+        order = {"error": 0, "warning": 1, "info": 2}
+        worst = min(self.findings, key=lambda finding: order.get(finding.severity, 3), default=None)
+        return f"{worst.kind}: {worst.message}" if worst is not None else ""
+
+    @property
     def scores(self) -> dict[str, Any]:
         """The verdict's scores without the attribution (shown on its own), as plain values."""
         if self.entry.verdict is None:
@@ -283,7 +294,7 @@ def sort_runs(runs: Iterable[Run]) -> list[Run]:
         bound = run.case_id is not None
         return (
             0 if bound else 1,
-            run.case_id or "",
+            natural_key(run.case_id or ""),
             run.run_name or "",
             run.group or "",
             -1 if run.repeat is None else run.repeat,
@@ -292,6 +303,14 @@ def sort_runs(runs: Iterable[Run]) -> list[Run]:
         )
 
     return sorted(runs, key=key)
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that puts task2 before task10 (digit runs compared as numbers)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _DIGITS.split(text) if part)
+
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 def _compact(value: Any) -> str:
