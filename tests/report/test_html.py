@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from markupsafe import escape
 
 from tracekit.output import write_json
 from tracekit.report import write_reports
@@ -268,3 +269,17 @@ def test_ids_sort_naturally() -> None:
     from tracekit.report.runs import natural_key
 
     assert sorted(["task10", "task2", "task1"], key=natural_key) == ["task1", "task2", "task10"]
+
+
+def test_finding_kind_pages_list_each_findings_message(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    written = _write(report_inputs, tmp_path / "kinds")
+    pages = [path for path in written if path.parent.name == "kinds" and path.name.startswith("finding-")]
+    assert pages
+    results = report_inputs["results"]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "Each finding" in text
+        kind = next(f["kind"] for trace in results["traces"] for f in trace["findings"]
+                    if f"Finding: {f['kind']}<" in text)  # fmt: skip
+        messages = [f["message"] for trace in results["traces"] for f in trace["findings"] if f["kind"] == kind]
+        assert all(str(escape(message)) in text for message in messages)

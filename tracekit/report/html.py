@@ -220,6 +220,7 @@ def _write_list(
             page=page.number,
             pages=pages,
             runs_total=len(group.runs),
+            finding_kind=group.kind if prefix == "finding" else None,
             **_page_rows(group.runs, page, page_size),
         )
 
