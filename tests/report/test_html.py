@@ -283,3 +283,13 @@ def test_finding_kind_pages_list_each_findings_message(report_inputs: dict[str, 
                     if f"Finding: {f['kind']}<" in text)  # fmt: skip
         messages = [f["message"] for trace in results["traces"] for f in trace["findings"] if f["kind"] == kind]
         assert all(str(escape(message)) in text for message in messages)
+
+
+def test_a_good_grade_beside_a_failing_verdict_says_why(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    failing = next(trace for trace in results["traces"] if (trace.get("verdict") or {}).get("result") == "fail")
+    assert failing["verdict"]["scores"]["tool_use"]["total"] >= 80  # e.g. B2-FR-01: 80 优秀, verdict fail
+    written = _write({**report_inputs, "results": results}, tmp_path / "grade")
+    pages = [p.read_text(encoding="utf-8") for p in written if p.parent.name == "traces"]
+    notes = [page for page in pages if 'id="grade-note"' in page]
+    assert len(notes) == 1 and "but verdict fail" in notes[0] and "数据流 city_id" in notes[0]

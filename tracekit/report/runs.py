@@ -175,6 +175,19 @@ class Run:
         return f"{worst.kind}: {worst.message}" if worst is not None else ""
 
     @property
+    def grade_note(self) -> str:
+        """Why a good tool-use grade stands beside a failing verdict (empty when they agree): the score rates
+        tool choice, parameters, recovery and efficiency; the verdict is decided by the case's checks."""
+        verdict = self.entry.verdict
+        if verdict is None or verdict.result != "fail" or verdict.scores.tool_use.total < 60:
+            return ""
+        tool_use = verdict.scores.tool_use
+        cause = self.why or "a check of the case"
+        return (f"Tool-use score {tool_use.total} ({tool_use.grade}) but verdict fail: the score rates tool "
+                f"choice, parameters, recovery and efficiency (seed 003); the verdict follows the case's checks, "
+                f"and this one failed on {cause}")
+
+    @property
     def scores(self) -> dict[str, Any]:
         """The verdict's scores without the attribution (shown on its own), as plain values."""
         if self.entry.verdict is None:
