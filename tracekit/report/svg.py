@@ -59,8 +59,9 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
     same_edges = [edge for edge in edge_list if edge.kind == "same"]
     label_data = len(data_edges) <= MAX_LABELS
     widest = max((_bulge(row_of[e.source], row_of[e.target]) for e in data_edges), default=0)
-    width = max(LEFT + BOX_W + widest + (200 if label_data and data_edges else 30), LEFT + 400)
+    width = max(LEFT + BOX_W + widest + (200 if label_data and data_edges else 30), LEFT + 680)
     height = TOP + ROW * len(shown) + (30 if len(nodes) > len(shown) else 10)
+    height_before = height
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="callgraph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="call graph">',
@@ -82,8 +83,14 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
             )
     for edge in same_edges:
         parts.append(_arc(edge, row_of, side=-1))
+    placed: list[tuple[float, float, float, float]] = []
     for edge in data_edges:
-        parts.append(_arc(edge, row_of, side=1, label=label_data))
+        parts.append(_arc(edge, row_of, side=1, label=label_data, placed=placed))
+    bottom = max((box[3] for box in placed), default=0.0)
+    if bottom + 6 > height:  # labels pushed down past the last call
+        height = int(bottom + 6)
+        parts[0] = parts[0].replace(f'height="{height_before}"', f'height="{height}"').replace(
+            f'0 0 {width} {height_before}"', f'0 0 {width} {height}"')
     for row, node in enumerate(shown):
         parts.append(_node(row, node))
     if len(nodes) > len(shown):
@@ -115,7 +122,19 @@ def _bulge(a: int, b: int) -> int:
     return int(18 + 16 * abs(b - a) ** 0.5)
 
 
-def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False) -> str:
+def text_width(text: str, font_size: float) -> float:
+    """Estimated width of a text: CJK and full-width characters one em, others 0.62 em (monospace)."""
+    return sum(font_size if _wide(char) else 0.62 * font_size for char in text)
+
+
+def _wide(char: str) -> bool:
+    code = ord(char)
+    return 0x1100 <= code <= 0x115F or 0x2E80 <= code <= 0xA4CF or 0xAC00 <= code <= 0xD7A3 \
+        or 0xF900 <= code <= 0xFAFF or 0xFE30 <= code <= 0xFE4F or 0xFF00 <= code <= 0xFF60 or code >= 0x1F300
+
+
+def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False,
+         placed: list[tuple[float, float, float, float]] | None = None) -> str:
     a, b = row_of[edge.source], row_of[edge.target]
     x = LEFT + (BOX_W if side > 0 else 0)
     bulge = _bulge(a, b) * side
@@ -130,11 +149,31 @@ def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False
     )
     if not (label and edge.labels):
         return path
-    text = _truncate(", ".join(edge.labels), 34)
-    mid = (y1 + y2) / 2
-    return path + (
-        f'\n<text class="lbl" x="{x + int(bulge * 0.75) + 4}" y="{mid + 4:.0f}">{escape(text)}</text>'
-    )
+    full = ", ".join(edge.labels)
+    text = _truncate(full, 34)
+    left = x + int(bulge * 0.75) + 4
+    y = round((y1 + y2) / 2 + 4)
+    box = _label_box(left, y, text)
+    while placed is not None and any(_intersect(box, other) for other in placed):
+        y += LABEL_STEP  # the next free line below: labels never overwrite each other
+        box = _label_box(left, y, text)
+    if placed is not None:
+        placed.append(box)
+    tooltip = f"<title>{escape(full)}</title>" if text != full else ""
+    return path + f'\n<text class="lbl" x="{left}" y="{y}">{tooltip}{escape(text)}</text>'
+
+
+LABEL_SIZE = 11
+LABEL_STEP = 14
+
+
+def _label_box(left: float, baseline: float, text: str) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1) of a label drawn at ``baseline`` (ascent 0.8 em, descent 0.25 em)."""
+    return (left, baseline - 0.8 * LABEL_SIZE, left + text_width(text, LABEL_SIZE), baseline + 0.25 * LABEL_SIZE)
+
+
+def _intersect(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _node(row: int, node: GraphNode) -> str:
@@ -179,5 +218,6 @@ def _legend() -> str:
         f'<g class="legend"><path class="e-next" d="M{LEFT} {y} h24"/><text x="{LEFT + 30}" y="{y + 4}">next</text>'
         f'<path class="e-data" d="M{LEFT + 80} {y} h24"/>'
         f'<text x="{LEFT + 110}" y="{y + 4}">data (result → input)</text>'
-        f'<path class="e-same" d="M{LEFT + 260} {y} h24"/><text x="{LEFT + 290}" y="{y + 4}">same call</text></g>'
+        f'<path class="e-same" d="M{LEFT + 260} {y} h24"/><text x="{LEFT + 290}" y="{y + 4}">same call</text>'
+        f'<text x="{LEFT + 370}" y="{y + 4}">✗ error result · ⚑ finding · ⇄ injected result</text></g>'
     )
