@@ -293,3 +293,13 @@ def test_a_good_grade_beside_a_failing_verdict_says_why(report_inputs: dict[str,
     pages = [p.read_text(encoding="utf-8") for p in written if p.parent.name == "traces"]
     notes = [page for page in pages if 'id="grade-note"' in page]
     assert len(notes) == 1 and "but verdict fail" in notes[0] and "数据流 city_id" in notes[0]
+
+
+def test_token_counts_a_trace_does_not_report_are_unknown_not_zero(report_inputs: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    unbound = next(trace for trace in results["traces"] if trace["case_id"] is None)
+    unbound["stats"]["input_tokens"] = unbound["stats"]["output_tokens"] = 0  # e.g. an import without usage
+    index = _write({**report_inputs, "results": results}, tmp_path / "tokens")[0].read_text(encoding="utf-8")
+    row = next(line for line in index.split("<tr>") if unbound["trace_id"] in line)
+    assert ">unknown</span>" in row
