@@ -303,3 +303,13 @@ def test_token_counts_a_trace_does_not_report_are_unknown_not_zero(report_inputs
     index = _write({**report_inputs, "results": results}, tmp_path / "tokens")[0].read_text(encoding="utf-8")
     row = next(line for line in index.split("<tr>") if unbound["trace_id"] in line)
     assert ">unknown</span>" in row
+
+
+def test_imported_traces_show_their_own_outcome(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    unbound = next(trace for trace in results["traces"] if trace["case_id"] is None)
+    unbound["meta"] = {"task_id": 7, "trial": 1, "reward": 0.0}  # as tracekit import tau-bench keeps it
+    index = _write({**report_inputs, "results": results}, tmp_path / "outcome")[0].read_text(encoding="utf-8")
+    assert "<th>outcome</th>" in index
+    row = next(line for line in index.split("<tr>") if unbound["trace_id"] in line)
+    assert "reward 0.0" in row

@@ -28,6 +28,9 @@ __all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "run_key", "run_n
 #: How good a verdict is, for comparisons (pending has no rank: it is not a verdict yet).
 RANK = {"pass": 2, "acceptable": 1, "fail": 0}
 
+#: Keys of ``meta`` that hold an importer's own outcome of the trace, in order of preference.
+OUTCOME_KEYS = ("reward", "outcome", "score", "success")
+
 Finding = FindingEntry
 """A detector finding, as the results give it."""
 
@@ -173,6 +176,16 @@ class Run:
         order = {"error": 0, "warning": 1, "info": 2}
         worst = min(self.findings, key=lambda finding: order.get(finding.severity, 3), default=None)
         return f"{worst.kind}: {worst.message}" if worst is not None else ""
+
+    @property
+    def outcome(self) -> str:
+        """The outcome an importer kept in the trace's meta (tau-bench ``reward``, else ``outcome`` / ``score``;
+        empty when none): an imported trace's own result, beside tracekit's verdict."""
+        for key in OUTCOME_KEYS:
+            value = self.meta.get(key)
+            if value is not None and not isinstance(value, (dict, list)):
+                return f"{key} {value}"
+        return ""
 
     @property
     def grade_note(self) -> str:
