@@ -83,3 +83,13 @@ def test_the_overlap_check_sees_overlaps() -> None:
     svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text class="lbl" x="10" y="20">city_id</text>'
            '<text class="lbl" x="12" y="22">hotel_id</text></svg>')
     assert _overlaps(svg)
+
+
+def test_two_labels_at_the_same_height_are_drawn_apart() -> None:
+    from tracekit.report.svg import GraphEdge, GraphNode, render_call_graph
+
+    # 0 -> 3 and 1 -> 2 have the same midpoint: the arc diagram used to draw both labels at one spot
+    nodes = [GraphNode(i, f"tool_{i}") for i in range(4)]
+    edges = [GraphEdge("data", 0, 3, ["city_id"]), GraphEdge("data", 1, 2, ["hotel_id"])]
+    svg = str(render_call_graph(nodes, edges))
+    assert "city_id" in svg and "hotel_id" in svg and _overlaps(svg) == []
