@@ -48,7 +48,7 @@ if TYPE_CHECKING:
               help="Analyze the run's traces and print verdicts, pass^k and the A/B pairs.")
 @click.option("--judge-model", default=None,
               help="Summary: call this judge model for the judged cases' verdicts not kept yet (as analyze "
-                   "--judge-model; e.g. the offline demo's scripted:judge). Without it, kept verdicts only.")
+                   "--judge-model). Without it, kept verdicts only.")
 @click.option("--progress/--no-progress", default=True, help="Progress on stderr.")
 def run(
     cases: tuple[str, ...], model: str, provider: str, base_url: str | None, groups: str | None, repeat: int,
