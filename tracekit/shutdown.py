@@ -13,7 +13,7 @@ def stop_on_signals(stopping: asyncio.Event) -> None:
     """Set ``stopping`` when SIGTERM or SIGINT arrives; call from the running event loop, in the main thread.
 
     Where the event loop handles signals itself (POSIX), its handlers are used. Windows event loops have
-    none (``add_signal_handler`` is not implemented there), so plain signal handlers pass the event on to
+    none (``add_signal_handler`` raises there), so plain signal handlers pass the event on to
     the loop instead.
     """
     loop = asyncio.get_running_loop()

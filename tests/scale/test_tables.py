@@ -18,12 +18,17 @@ pytest.importorskip("pyarrow", reason="pyarrow is in the test extra")
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """``analyze recordings --parquet`` once: the tables folder and the results document."""
+    """``analyze recordings --parquet`` once, run from an unrelated folder (the trace files' times are found
+    from the results file, not the working directory): the tables folder and the results document."""
     where = tmp_path_factory.mktemp("tables")
-    result = CliRunner().invoke(cli, [
-        "analyze", str(RECORDINGS), "--cases", str(CASES), "--no-progress",
-        "--json", str(where / "results.json"), "--parquet", str(where / "tables"),
-    ], catch_exceptions=False)  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        elsewhere = tmp_path_factory.mktemp("elsewhere") / "deeper" / "than" / "the" / "results"
+        elsewhere.mkdir(parents=True)
+        patch.chdir(elsewhere)
+        result = CliRunner().invoke(cli, [
+            "analyze", str(RECORDINGS), "--cases", str(CASES), "--no-progress",
+            "--json", str(where / "results.json"), "--parquet", str(where / "tables"),
+        ], catch_exceptions=False)  # fmt: skip
     assert result.exit_code == 0, result.output
     return where / "tables", orjson.loads((where / "results.json").read_bytes())
 

@@ -159,7 +159,7 @@ def analyze(
     except TracekitError as exc:  # a URL that cannot be written, a Ray cluster that cannot be reached
         raise InputError(str(exc)) from exc
     if parquet_dir is not None:
-        _write_parquet(outcome, parquet_dir)
+        _write_parquet(outcome, parquet_dir, settings.sources.results_dir)
     click.echo(_summary_line(outcome), err=to_stdout)
     if json_path is None and not reports:
         click.echo("Write the full results with --json FILE.", err=True)
@@ -302,12 +302,13 @@ def _engine(name: str, address: str | None, jobs: int) -> Engine | None:
     return RayEngine(address, num_cpus=jobs if jobs > 1 else None)
 
 
-def _write_parquet(outcome: RunOutcome, out_dir: str) -> None:
-    """The results as Parquet tables (``tracekit.tables``)."""
+def _write_parquet(outcome: RunOutcome, out_dir: str, results_dir: str | Path | None) -> None:
+    """The results as Parquet tables (``tracekit.tables``); ``traces[].trace_file`` is relative to
+    ``results_dir`` (the --json file's folder; else the working directory, as the entries say)."""
     from tracekit.tables import write_tables
 
     try:
-        written = write_tables(outcome.document(), out_dir)
+        written = write_tables(outcome.document(), out_dir, base=results_dir)
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
     click.echo(f"wrote {', '.join(written)} tables into {out_dir}", err=True)
