@@ -97,6 +97,11 @@ def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
     assert analyzed.exit_code in (0, 1), analyzed.output
     (page,) = (html / "traces").glob("*.html")
     assert "guard · stop · retry_storm · calls 0, 1, 2, 3" in page.read_text(encoding="utf-8")
+    (written,) = orjson.loads(results_file.read_bytes())["traces"][0]["guard"]
+    assert {key: written[key] for key in ("kind", "rule", "action", "calls", "figures", "model_call")} == {
+        "kind": "finding", "rule": "retry_storm", "action": "stop", "calls": [0, 1, 2, 3], "figures": {"calls": 4},
+        "model_call": refused["index"]}  # fmt: skip
+    assert "failed 4 times" in written["message"]
     results = read_results_file(results_file)
     markdown = render_markdown(runs_from_results(results), results.summary)
     assert "**Guard (1):**" in markdown and "stop `retry_storm`: search\\_flights failed 4 times" in markdown

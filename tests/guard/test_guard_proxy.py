@@ -3,7 +3,10 @@ note in each API's shape, and the live sessions endpoint."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -180,8 +183,37 @@ def test_the_sessions_endpoint_keeps_secrets_out(tmp_path: Path) -> None:
     assert secret not in shown
 
 
-def test_the_sessions_endpoint_refuses_other_clients() -> None:
+def own_address() -> str | None:
+    """This machine's address on its default route (no packet is sent), or None when it has none."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the outgoing interface
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if ipaddress.ip_address(address).is_loopback or address == "0.0.0.0" else address
+
+
+def test_the_sessions_endpoint_refuses_other_clients(tmp_path: Path) -> None:
+    address = own_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to connect from")
+    guard = LiveGuard(GuardConfig())
+    config = ProxyConfig(upstream="http://127.0.0.1:9", out_dir=tmp_path, observer=guard)
+    with RunningProxy(config, host="0.0.0.0") as proxy:  # as with --host 0.0.0.0 --allow-remote
+        port = proxy.url.rsplit(":", 1)[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_tracekit/sessions") as response:
+            assert (response.status, json.loads(response.read())) == (200, {"sessions": []})
+        # The same proxy asked from the machine's own network address: the client is not loopback.
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://{address}:{port}/_tracekit/sessions")
+    assert refused.value.code == 403
+    assert "loopback clients only" in refused.value.read().decode()
+
+
+def test_loopback_peers_are_told_apart_from_others() -> None:
     from tracekit.proxy.observers import is_loopback_peer
 
-    assert is_loopback_peer("127.0.0.1") and is_loopback_peer("::1")
-    assert not is_loopback_peer("192.0.2.7") and not is_loopback_peer(None) and not is_loopback_peer("x")
+    assert is_loopback_peer("127.0.0.1") and is_loopback_peer("::1") and is_loopback_peer("::ffff:127.0.0.1")
+    assert not is_loopback_peer("192.0.2.7") and not is_loopback_peer("::ffff:192.0.2.7")
+    assert not is_loopback_peer(None) and not is_loopback_peer("x")

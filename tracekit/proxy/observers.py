@@ -127,13 +127,16 @@ def refusal_answer(provider: Provider, message: str) -> Answer:
 
 
 def is_loopback_peer(remote: str | None) -> bool:
-    """Whether a client address (``request.remote``) is a loopback address."""
+    """Whether a client address (``request.remote``) is a loopback address (an IPv4 one seen through a
+    dual-stack socket, ``::ffff:127.0.0.1``, included)."""
     if not remote:
         return False
     try:
-        return ipaddress.ip_address(remote.split("%")[0]).is_loopback
+        address = ipaddress.ip_address(remote.split("%")[0])
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 def _observe(observer: ExchangeObserver, seen: Seen) -> Decision | None:
