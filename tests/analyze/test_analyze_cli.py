@@ -209,9 +209,10 @@ def test_judged_cases_are_pending_without_a_verdict_and_use_kept_ones(
 
     from .factories import case_trace
 
-    case = load_cases(CASES).get("C4-AR-01")  # scored by the LLM judge only
-    answer = say("南极没有商业定期航班。通常需要先飞到阿根廷乌斯怀亚，再乘邮轮前往。")
-    steps = [call("search_flights", {"origin": "上海", "destination": "南极"}, {"total": 0, "flights": []}), answer]
+    case = load_cases(CASES).get("C4-AR-02")  # scored by the LLM judge only
+    assert case.scoring == "judge" and not case.expect.model_dump(exclude_defaults=True)
+    answer = say("500 元以内买不到能玩《黑神话：悟空》的游戏本：它需要独立显卡，通常 5000 元起。可提高预算或用云游戏。")
+    steps = [call("taobao_search_products", {"keyword": "游戏笔记本 500元"}, {"total": 0, "items": []}), answer]
     traces = tmp_path / "traces"
     write(case_trace(case, steps, trace_id="ar1"), traces / "ar1.jsonl")
     store, out = tmp_path / "judge", tmp_path / "r.json"

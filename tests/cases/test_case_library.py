@@ -164,7 +164,6 @@ ONE_CHECK_COVERS_BOTH = {
     "B2-FR-02": "recovery accepts ask_user and retry",
     "B2-FR-03": "both branches end in maps_weather for 北京 (the required call); recovery accepts retry and fallback",
     "B2-MM-01": "one_of_tools covers image and text search",
-    "B2-TC-05": "the answer must speak of 外卖: filtered or noted",
     "TT-01": "the tiers make calculator and code_executor best",
     "TT-03": "或 is inside one parameter rule (time range or entity), one regex",
     "Q1-MM-03": "answer contains 299 covers 「299 元」 and 「¥299」",
@@ -174,6 +173,7 @@ ONE_CHECK_COVERS_BOTH = {
     "C4-DR-02": "或 joins degradation or explanation (judge); retries are machine-checked",
     "C4-AR-03": "或 joins degradation or retry advice (judge); calls after failure are machine-checked",
     "C4-PA-04": "或 joins 说明 or 补充 of Bose's gaps (judge); keeping Bose is machine-checked",
+    "C4-AR-01": "或 joins 正确的信息 or 替代路径 (judge); a made-up flight number is machine-checked",
 }
 
 

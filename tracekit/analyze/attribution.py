@@ -228,13 +228,20 @@ def collect_signals(run: CaseRun, checks: list[Check], findings: list[Finding]) 
             )
     answer = failed.get("answer")
     if answer is not None and "contains" in answer.evidence:
-        signals.append(Signal("fabrication", "facts", "回答中的内容不在任何工具结果中", {"checks": ["answer"]}))
+        # The answer check names what it found ("contains 'MU9999' (/regex/)"): the symptom names it too.
+        found = _ANSWER_FOUND.search(answer.evidence)
+        what = f"「{found.group(2)}」" if found else "的内容"
+        signals.append(Signal("fabrication", "facts", f"回答中{what}不在任何工具结果中", {"checks": ["answer"]}))
     for check in checks:
         judged_kind = check.failure_kind
         if check.result == "fail" and judged_kind is not None and judged_kind in FAILURE_TYPES:
             condition = check.failure_condition or CAUSES[judged_kind][-1][0]
             signals.append(Signal(judged_kind, condition, check.evidence, {"checks": [check.name], "judge": True}))
     return signals
+
+
+#: What a failing answer check found in the answer (its evidence quotes the value with repr()).
+_ANSWER_FOUND = re.compile(r"contains (['\"])(.+?)\1")
 
 
 def _count_signal(run: CaseRun, name: str, check: Check, stuck: str) -> Signal | None:
