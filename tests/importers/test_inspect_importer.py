@@ -6,22 +6,26 @@ multi-epoch and tool-error logs (mockllm needs explicit usage on its outputs).""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai._util.content import ContentAudio, ContentText
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ChatMessageTool, ChatMessageUser, ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import includes
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import ToolError, tool
 from producer_support import analyze_json, final_answers, import_command, recorded_upstream, session_view
 from test_otel_importer import WEATHER, weather_script
 
-from tracekit.importers import import_inspect
+from tracekit.importers import import_inspect, write_traces
 from tracekit.trace import load_trace, trace_files
 
 
@@ -117,3 +121,74 @@ def test_damaged_sample_is_named_and_the_rest_imported(tmp_path: Path) -> None:
     assert f"{path}:samples/2_epoch_1.json: unreadable" in result.output
     [trace] = [load_trace(p) for p in trace_files([out])]
     assert trace.header.meta["sample_id"] == 1 and trace.final_answer() == "结果：晴"
+
+
+def test_content_without_a_canonical_form_is_named_in_problems(tmp_path: Path) -> None:
+    # A question with a recording attached: the audio part has no canonical form, and the trace says so.
+    question = ChatMessageUser(content=[ContentText(text="北京天气？"),
+                                        ContentAudio(audio="data:audio/wav;base64,UklGRg==", format="wav")])
+    task = Task(dataset=[Sample(input=[question], target="晴", id=1)], solver=[use_tools(get_weather()), generate()],
+                scorer=includes())  # fmt: skip
+    [log] = inspect_eval(task, model=mock_model(), log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    problems: list[str] = []
+    [imported] = import_inspect([tmp_path / "logs"], problems)
+    assert problems == []
+    [path] = write_traces([imported], tmp_path / "out")
+    trace = load_trace(path)
+    assert trace.final_answer() == "结果：晴" and [c.input for c in trace.calls()] == [{"city": "北京"}]
+    [note] = trace.header.meta["problems"]
+    assert note == f"{log.location}:samples/1_epoch_1.json: message content of type audio not mapped (left out)"
+    assert [str(p).split(": ", 1)[1] for p in trace.problems] == [note], "analyze reports it as a problem"
+
+
+@pytest.mark.parametrize("log_format", ["eval", "json"])
+def test_condensed_long_texts_are_read_back_from_the_attachments(tmp_path: Path, log_format: str) -> None:
+    # inspect_ai moves every event string over 100 characters to the sample's attachments and leaves an
+    # attachment:// reference in its place: the model calls' inputs must read as the messages were.
+    question = "北京天气？" + "请说明温度、湿度和风力。" * 10
+    [log] = inspect_eval(weather_task(question), model=mock_model(), log_dir=str(tmp_path / "logs"),
+                         log_format=log_format, display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    problems: list[str] = []
+    [imported] = import_inspect([tmp_path / "logs"], problems)
+    assert problems == []
+    [path] = write_traces([imported], tmp_path / "out")
+    trace = load_trace(path)
+    assert [r.content for r in trace.records if r.kind == "user_message"] == [question]
+    assert [(c.input, c.result_text) for c in trace.calls()] == [({"city": "北京"}, "晴")]
+    assert trace.stats().llm_calls == 2 and trace.problems == []
+    if log_format == "json":  # an attachment lost from the log: the reference is kept, and the trace says so
+        document = orjson.loads(Path(log.location).read_bytes())
+        assert document["samples"][0]["attachments"], "the log was condensed"
+        document["samples"][0]["attachments"] = {}
+        Path(log.location).write_bytes(orjson.dumps(document))
+        [imported] = import_inspect([tmp_path / "logs"], problems)
+        [note] = imported.records[0].meta["problems"]
+        assert note.startswith(f"{log.location}: samples[0]: ") and "without their attachment" in note
+
+
+BLOCKED = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class NoInspect(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "inspect_ai":
+            raise ImportError("inspect_ai is not installed here")
+        return None
+
+sys.meta_path.insert(0, NoInspect())
+from tracekit.importers import import_inspect
+problems = []
+traces = import_inspect(sys.argv[1:], problems)
+print(len(traces), problems, "inspect_ai" in sys.modules)
+"""
+
+
+def test_eval_logs_are_read_without_inspect_ai(tmp_path: Path) -> None:
+    [log] = inspect_eval(weather_task("北京天气？"), model=mock_model(), log_dir=str(tmp_path / "logs"), display="none")
+    assert log.location.endswith(".eval")
+    result = subprocess.run([sys.executable, "-c", BLOCKED, log.location], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "[]", "False"]

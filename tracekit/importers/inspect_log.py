@@ -141,6 +141,8 @@ def _sample_key(name: str) -> tuple[int, str]:
 
 def sample_trace(eval_info: dict[str, Any], sample: dict[str, Any], where: str) -> ImportedTrace:
     """The records of one sample: each model event as a model call with its input and reply."""
+    problems: list[str] = []
+    sample = _resolved(sample, problems, where)
     task = str(eval_info.get("task") or "task")
     sample_id, epoch = sample["id"], int(sample.get("epoch") or 1)
     trace_id = f"{task}-{sample_id}-epoch{epoch}"
@@ -150,7 +152,6 @@ def sample_trace(eval_info: dict[str, Any], sample: dict[str, Any], where: str) 
         "scores": sample.get("scores") or {}, "eval_id": eval_info.get("eval_id"), "run_id": eval_info.get("run_id"),
         "log": where,
     }
-    problems: list[str] = []
     if sample.get("error"):
         error = sample["error"]
         message = error.get("message") if isinstance(error, dict) else error
@@ -159,10 +160,11 @@ def sample_trace(eval_info: dict[str, Any], sample: dict[str, Any], where: str) 
     header = new_header(trace_id, SOURCE, provider=provider, model=model, meta=meta)
     builder = TraceBuilder(header)
     pool = (sample.get("events_data") or {}).get("messages") or []
+    unmapped: set[str] = set()
     model_events = [event for event in sample.get("events") or [] if event.get("event") == "model"]
     for number, event in enumerate(model_events):
         moment = _time(event.get("timestamp"))
-        system, messages = chat_conversation(_event_input(event, pool))
+        system, messages = chat_conversation(_event_input(event, pool), unmapped)
         builder.add_conversation(messages, system, timestamp=moment)
         output = event.get("output") or {}
         choices = output.get("choices") or []
@@ -178,20 +180,58 @@ def sample_trace(eval_info: dict[str, Any], sample: dict[str, Any], where: str) 
             error={"message": str(error)} if error else None,
             t=moment,
         )
-        builder.add_model_call(call, chat_conversation([reply])[1][0] if isinstance(reply, dict) else None)
+        builder.add_model_call(call, chat_conversation([reply], unmapped)[1][0] if isinstance(reply, dict) else None)
     if not model_events:
         problems.append(f"{where}: no model events (events not logged); model calls are counted from the replies")
-    system, messages = chat_conversation(sample.get("messages") or [])
+    system, messages = chat_conversation(sample.get("messages") or [], unmapped)
     builder.add_conversation(messages, system, timestamp=_time(sample.get("completed_at")))
+    if unmapped:
+        problems.append(f"{where}: message content of type {', '.join(sorted(unmapped))} not mapped (left out)")
     if problems:
-        meta["problems"] = problems
+        header.meta["problems"] = problems  # the header holds a copy of ``meta``
     return ImportedTrace(trace_id, builder.records)
 
 
-def chat_conversation(messages: list[Any]) -> tuple[Content | None, list[dict[str, Any]]]:
+def _resolved(sample: dict[str, Any], problems: list[str], where: str) -> dict[str, Any]:
+    """The sample with its ``attachment://<hash>`` references replaced by the text they stand for.
+
+    inspect_ai condenses a sample before writing it: every string of an event longer than 100 characters,
+    and images in messages, move to ``attachments`` (``log/_condense.py``); a reference is the whole string
+    (``tc://`` in older logs). A reference without its attachment is left as it is and named in ``problems``.
+    """
+    attachments = sample.get("attachments")
+    table: dict[str, Any] = attachments if isinstance(attachments, dict) else {}
+    missing: set[str] = set()
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str):
+            for protocol in ("attachment://", "tc://"):
+                if value.startswith(protocol):
+                    key = value[len(protocol):]
+                    if isinstance(table.get(key), str):
+                        return table[key]
+                    missing.add(key)
+            return value
+        if isinstance(value, list):
+            return [resolve(item) for item in value]
+        if isinstance(value, dict):
+            return {key: resolve(item) for key, item in value.items()}
+        return value
+
+    resolved = {key: value if key == "attachments" else resolve(value) for key, value in sample.items()}
+    if missing:
+        problems.append(f"{where}: {len(missing)} attachment reference(s) without their attachment, kept as they are")
+    return resolved
+
+
+def chat_conversation(
+    messages: list[Any], unmapped: set[str] | None = None
+) -> tuple[Content | None, list[dict[str, Any]]]:
     """inspect_ai ``ChatMessage`` dicts as ``(system, canonical messages)`` (via the OpenAI chat shape:
-    inspect's messages are that shape with ``function`` for the tool name and an ``error`` on tool results)."""
-    chat = [_chat_message(message) for message in messages if isinstance(message, dict)]
+    inspect's messages are that shape with ``function`` for the tool name and an ``error`` on tool results).
+    The types of content parts that have no canonical form (audio, video, data, ...) are added to ``unmapped``."""
+    unmapped = set() if unmapped is None else unmapped
+    chat = [_chat_message(message, unmapped) for message in messages if isinstance(message, dict)]
     system, canonical = openai.request_conversation({"messages": chat})
     errors = {m["tool_call_id"] for m in chat if m.get("role") == "tool" and m.get("_error")}
     for message in canonical:
@@ -202,9 +242,9 @@ def chat_conversation(messages: list[Any]) -> tuple[Content | None, list[dict[st
     return system, canonical
 
 
-def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+def _chat_message(message: dict[str, Any], unmapped: set[str]) -> dict[str, Any]:
     role = message.get("role")
-    chat: dict[str, Any] = {"role": role, "content": _content(message.get("content"))}
+    chat: dict[str, Any] = {"role": role, "content": _content(message.get("content"), unmapped)}
     if role == "assistant":
         content = message.get("content")
         parts: list[Any] = content if isinstance(content, list) else []
@@ -229,8 +269,9 @@ def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
     return chat
 
 
-def _content(content: Any) -> Any:
-    """inspect content (a string, or text / image / reasoning parts) as OpenAI chat content."""
+def _content(content: Any, unmapped: set[str]) -> Any:
+    """inspect content (a string, or text / image / reasoning parts) as OpenAI chat content; the types of
+    other parts go to ``unmapped`` (reasoning is read apart, from assistant messages)."""
     if not isinstance(content, list):
         return content
     parts = []
@@ -241,6 +282,8 @@ def _content(content: Any) -> Any:
             parts.append({"type": "text", "text": part.get("text", "")})
         elif part.get("type") == "image":
             parts.append({"type": "image_url", "image_url": {"url": part.get("image", "")}})
+        elif part.get("type") != "reasoning":
+            unmapped.add(str(part.get("type")))
     if len(parts) == 1 and parts[0]["type"] == "text":
         return parts[0]["text"]
     return parts
