@@ -109,3 +109,51 @@ def test_order_regressions_first_then_improvements_then_unchanged_and_added_remo
         ("removed", "gone")]
     assert diff.counts["regression"] == 2
     assert sorted(["task10", "task2"], key=natural_key) == ["task2", "task10"]
+
+
+def _imported(task_id: int, trial: int, reward: float, calls: list[Any]) -> dict[str, Any]:
+    """A tau-bench import's entry: bound to no case, its task, trial and reward in meta."""
+    return {
+        "trace_id": f"tau-bench-airline-task{task_id}-trial{trial}", "session": None, "source": None,
+        "meta": {"task_id": task_id, "trial": trial, "reward": reward, "domain": "airline"}, "case_id": None,
+        "stats": {"llm_calls": 2, "tool_calls": len(calls), "tool_errors": 0, "input_tokens": 0, "output_tokens": 0},
+        "tool_calls": [{"index": i, "name": name, "input": args, "is_error": False, "history": False}
+                       for i, (name, args) in enumerate(calls)],
+        "findings": [], "verdict": None,
+    }
+
+
+def test_imported_trials_pair_by_task_and_are_judged_by_their_reward() -> None:
+    base = _results(_imported(2, 0, 1.0, [LOOKUP]), _imported(10, 0, 0.0, [LOOKUP]), _imported(3, 0, 1.0, []))
+    new = _results(_imported(10, 1, 1.0, [LOOKUP]), _imported(2, 1, 0.0, [LOOKUP, BOOK]), _imported(3, 1, 1.0, []))
+    diff = diff_results(base, new)
+    assert [(pair.change, pair.key.case_id, pair.key.repeat) for pair in diff.pairs] == [
+        ("regression", "airline/task2", 0), ("improvement", "airline/task10", 0), ("unchanged", "airline/task3", 0)]
+    regression = diff.pairs[0]
+    assert (regression.verdict.base, regression.verdict.new) == ("pass", "fail")
+    assert (regression.outcome.base, regression.outcome.new) == ("reward 1.0", "reward 0.0")
+    assert regression.trace_id.new == "tau-bench-airline-task2-trial1"
+    assert [row.op for row in regression.calls] == ["same", "added"]
+
+
+def test_imported_trials_of_one_task_are_repeats_judged_together() -> None:
+    base = _results(_imported(5, 0, 1.0, []), _imported(5, 1, 1.0, []))
+    new = _results(_imported(5, 2, 1.0, []), _imported(5, 3, 0.0, []))
+    diff = diff_results(base, new)
+    assert [(pair.key.repeat, pair.change) for pair in diff.pairs] == [(0, "flaky"), (1, "flaky")]
+    assert diff.pairs[0].task_verdicts.new == ["pass", "fail"]
+
+
+def test_runs_pair_within_their_run_when_both_sides_name_the_same_runs() -> None:
+    def in_run(run: str, result: str) -> dict[str, Any]:
+        return {**_trace("B2-PC-01", result, [LOOKUP]), "run": run, "trace_id": f"{run}-{result}"}
+
+    base = _results(in_run("run:a", "pass"), in_run("run:b", "fail"))
+    new = _results(in_run("run:b", "pass"), in_run("run:a", "fail"))
+    assert sorted((pair.run.base, pair.run.new, pair.change) for pair in diff_results(base, new).pairs) == [
+        ("run:a", "run:a", "regression"), ("run:b", "run:b", "improvement")]
+    # Sides sharing no run name (reference against flawed): paired across runs, duplicates kept apart in order.
+    other = _results(in_run("run:c", "fail"), in_run("run:d", "pass"))
+    pairs = diff_results(base, other).pairs
+    assert sorted((pair.run.base, pair.run.new, pair.change) for pair in pairs) == [
+        ("run:a", "run:c", "regression"), ("run:b", "run:d", "improvement")]

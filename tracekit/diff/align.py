@@ -69,22 +69,31 @@ def align_calls(base: Sequence[Call], new: Sequence[Call]) -> list[AlignedCall]:
     rows: list[AlignedCall] = []
     anchors = {j: i for i, j in kept}
     next_base = 0
+
+    def flush(upto: int) -> None:
+        """Removed base calls before ``upto`` not shown yet go here, where they were."""
+        nonlocal next_base
+        for i in range(next_base, upto):
+            if i not in kept_base and i not in paired_base:
+                rows.append(AlignedCall(op="removed", tool=base[i][0], base=i, new=None))
+        next_base = max(next_base, upto)
+
     for j in range(len(new)):
-        if j in anchors:  # removed base calls before this anchor are shown just above it
-            for i in range(next_base, anchors[j]):
-                if i not in kept_base and i not in paired_base:
-                    rows.append(AlignedCall(op="removed", tool=base[i][0], base=i, new=None))
+        if j in anchors:
+            flush(anchors[j])
             next_base = anchors[j] + 1
             rows.append(AlignedCall(op="same", tool=new[j][0], base=anchors[j], new=j))
         elif j in partner:
             op, i = partner[j]
+            following = min((anchors[k] for k in anchors if k > j), default=len(base))
+            if op == "changed" and i < following:  # a changed call in the place of the base's call
+                flush(i)
+                next_base = max(next_base, i + 1)
             diff = _argument_diff(base[i][1], new[j][1]) if op == "changed" else {}
             rows.append(AlignedCall(op=op, tool=new[j][0], base=i, new=j, arguments=diff))
         else:
             rows.append(AlignedCall(op="added", tool=new[j][0], base=None, new=j))
-    for i in range(next_base, len(base)):
-        if i not in kept_base and i not in paired_base:
-            rows.append(AlignedCall(op="removed", tool=base[i][0], base=i, new=None))
+    flush(len(base))
     return rows
 
 

@@ -1,15 +1,20 @@
 """The diff as Markdown short enough for a pull-request comment: the counts, then only regressions and
-improvements (each with its verdict change, calls added/removed/changed and findings that appeared)."""
+improvements (each with its verdict change, calls added/removed/changed and findings that appeared), each
+linked to its page of the HTML diff when one was written."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tracekit.diff.pairs import Diff, Pair
 
 MAX_ROWS = 15
 
 
-def render_diff_markdown(diff: Diff) -> str:
-    """The comment text (ends with a newline)."""
+def render_diff_markdown(diff: Diff, link: Callable[[Pair], str | None] | None = None,
+                         index: str | None = None) -> str:  # fmt: skip
+    """The comment text (ends with a newline). ``link``: a pair's HTML page (as the comment should link it);
+    ``index``: the HTML diff's index."""
     counts = diff.counts
     lines = [
         "### tracekit diff",
@@ -22,18 +27,21 @@ def render_diff_markdown(diff: Diff) -> str:
         if not pairs:
             continue
         lines += ["", f"**{change.capitalize()}s ({len(pairs)}):**"]
-        lines += [f"- {mark} {_line(pair)}" for pair in pairs[:MAX_ROWS]]
+        lines += [f"- {mark} {_line(pair, link(pair) if link else None)}" for pair in pairs[:MAX_ROWS]]
         if len(pairs) > MAX_ROWS:
             lines.append(f"- … and {len(pairs) - MAX_ROWS} more")
+    if index:
+        lines += ["", f"Every pair: [the HTML diff]({_target(index)})."]
     return "\n".join(lines) + "\n"
 
 
-def _line(pair: Pair) -> str:
-    key = pair.key
-    label = key.case_id + (f" {key.group}" if key.group else "") + ("" if key.repeat is None else f"#{key.repeat}")
+def _line(pair: Pair, page: str | None) -> str:
+    label = f"`{_code(pair.label)}`"
+    if page:
+        label = f"[{label}]({_target(page)})"
     ops = [row.op for row in pair.calls]
     moves = ", ".join(f"{ops.count(op)} {op}" for op in ("added", "removed", "moved", "changed") if ops.count(op))
-    text = f"`{_code(label)}`: {pair.verdict.base} → **{pair.verdict.new}**"
+    text = f"{label}: {pair.verdict.base} → **{pair.verdict.new}**"
     if moves:
         text += f"; calls: {moves}"
     if pair.findings_appeared:
@@ -44,3 +52,8 @@ def _line(pair: Pair) -> str:
 def _code(text: str) -> str:
     """Text for an inline code span: one line, no backtick that could end it (Markdown escapes are literal there)."""
     return " ".join(str(text).split()).replace("`", "'")[:120]
+
+
+def _target(path: str) -> str:
+    """A link target: spaces and parentheses escaped so the link holds."""
+    return path.replace(" ", "%20").replace("(", "%28").replace(")", "%29")

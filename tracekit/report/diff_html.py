@@ -1,0 +1,123 @@
+"""The HTML of ``tracekit diff``: an index with the counts and a table per change, and one page per changed
+pair (regression, improvement, flaky, added, removed) with the two call sequences side by side.
+
+Layout of ``DIR``::
+
+    index.html                counts; regressions, improvements, flaky, added, removed; unchanged folded
+    pairs/<pair>.html         one changed pair: verdicts, task verdicts, deltas, findings, aligned calls
+
+Same rules as the report's pages (``tracekit.report.html``): autoescaped templates, inline CSS, no script,
+no request; the same diff gives the same bytes.
+
+Example::
+
+    pages = write_diff_html(Path("diff"), diff, base_name="old.json", new_name="new.json")
+    pages.index, pages.page_of(diff.pairs[0])   # diff/index.html, pairs/CASE-01.A.0.html (or None)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracekit import __version__
+from tracekit.analyze.results_model import ToolCallEntry, TraceResult
+from tracekit.diff import CHANGED, Diff, Pair
+from tracekit.diff.align import AlignedCall
+from tracekit.output import write_text
+from tracekit.redact import Redactor
+from tracekit.report.env import report_environment
+from tracekit.report.html import _slug
+from tracekit.report.runs import RESULTS
+
+#: Rows of each change's table on the index before "… and N more" (every pair has its page regardless).
+INDEX_ROWS = 500
+#: Unchanged pairs listed (folded) on the index.
+UNCHANGED_ROWS = 200
+MARKS = {"same": "=", "added": "+", "removed": "−", "moved": "⇄", "changed": "~"}
+
+
+@dataclass
+class CallRow:
+    """One row of the side-by-side table: the op and each side's call (None where a side has none)."""
+
+    op: str
+    mark: str
+    base: ToolCallEntry | None
+    new: ToolCallEntry | None
+    arguments: dict[str, Any]
+
+
+@dataclass
+class DiffPages:
+    """What ``write_diff_html`` wrote."""
+
+    out_dir: Path
+    files: list[Path] = field(default_factory=list)
+    """Every file, ``index.html`` first."""
+    pages: dict[int, str] = field(default_factory=dict)
+    """id(pair) -> the pair's page, relative to ``out_dir``."""
+
+    @property
+    def index(self) -> Path:
+        return self.out_dir / "index.html"
+
+    def page_of(self, pair: Pair) -> str | None:
+        """The pair's page relative to ``out_dir`` (None for an unchanged pair: it has none)."""
+        return self.pages.get(id(pair))
+
+
+def write_diff_html(out_dir: Path, diff: Diff, *, base_name: str, new_name: str,
+                    redactor: Redactor | None = None) -> DiffPages:  # fmt: skip
+    """Write the index and a page per changed pair into ``out_dir``."""
+    env = report_environment()
+    outcome = DiffPages(out_dir)
+    used: set[str] = set()
+    for pair in diff.pairs:
+        if pair.change in CHANGED:
+            slug = _slug(".".join(part for part in (pair.key.case_id, pair.key.group or "",
+                                                    "" if pair.key.repeat is None else str(pair.key.repeat))
+                             if part))  # fmt: skip
+            while slug.lower() in used:
+                slug += "_"
+            used.add(slug.lower())
+            outcome.pages[id(pair)] = f"pairs/{slug}.html"
+    common = {"version": __version__, "results_name": f"{base_name} → {new_name}", "base_name": base_name,
+              "new_name": new_name, "RESULTS": RESULTS, "page": outcome.page_of, "marks": MARKS}  # fmt: skip
+    index = env.get_template("diff_index.html.j2").render(
+        root="", diff=diff, sections=[(change, [p for p in diff.pairs if p.change == change]) for change in CHANGED],
+        unchanged=[pair for pair in diff.pairs if pair.change == "unchanged"], limit=INDEX_ROWS,
+        unchanged_limit=UNCHANGED_ROWS, summary=summarize, **common,
+    )  # fmt: skip
+    outcome.files.append(write_text(out_dir / "index.html", index, redactor))
+    template = env.get_template("diff_pair.html.j2")
+    for pair in diff.pairs:
+        page = outcome.pages.get(id(pair))
+        if page is None:
+            continue
+        html = template.render(root="../", pair=pair, rows=call_rows(pair), summary=summarize, **common)
+        outcome.files.append(write_text(out_dir / page, html, redactor))
+    return outcome
+
+
+def call_rows(pair: Pair) -> list[CallRow]:
+    """The alignment with each side's call (arguments, error flag) from the results entries."""
+    old, now = pair.traces
+
+    def calls(trace: TraceResult | None) -> list[ToolCallEntry]:
+        return [call for call in trace.tool_calls if not call.history] if trace is not None else []
+
+    before, after = calls(old), calls(now)
+
+    def pick(found: list[ToolCallEntry], index: int | None) -> ToolCallEntry | None:
+        return found[index] if index is not None and index < len(found) else None
+
+    return [CallRow(row.op, MARKS[row.op], pick(before, row.base), pick(after, row.new), row.arguments)
+            for row in pair.calls]  # fmt: skip
+
+
+def summarize(calls: list[AlignedCall]) -> str:
+    """``+1 −2 ⇄1 ~1``: the alignment's ops in a few characters (empty when the calls are the same)."""
+    ops = [row.op for row in calls]
+    return " ".join(f"{MARKS[op]}{ops.count(op)}" for op in ("added", "removed", "moved", "changed") if ops.count(op))
