@@ -181,16 +181,21 @@ def test_index_is_paginated(report_inputs: dict[str, Any], tmp_path: Path) -> No
 
 
 def test_baseline_regressions_lead_the_index(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    """The baseline is judged by ``tracekit diff``'s engine: a task's repeats together, so B2-PC-02 A (pass, pass
+    before; pass, fail now) is flaky, not a regression."""
     baseline = copy.deepcopy(report_inputs["results"])
     for entry in baseline["traces"]:
         if entry["trace_id"] == "t-pc02-a1":
-            entry["verdict"]["result"] = "pass"  # was passing: now a regression
+            entry["verdict"]["result"] = "pass"  # both repeats passed: now they disagree (flaky)
         if entry["trace_id"] == "t-ld01-a0":
-            entry["verdict"]["result"] = "fail"  # was failing: now an improvement
+            entry["verdict"]["result"] = "pass"  # was passing: now acceptable, a regression
+        if entry["trace_id"] in ("t-pc02-b0", "t-pc02-b1"):
+            entry["verdict"]["result"] = "fail"  # both failed: now both pass, an improvement
     write_reports(report_inputs["results"], html_dir=tmp_path / "html", baseline=baseline)
     text = "".join(_parse(tmp_path / "html" / "index.html").text)
-    assert "1 regressions, 1 improvements" in text
-    assert text.index("Regressions") < text.index("Improvements") < text.index("Verdicts by dimension")
+    assert "1 regressions, 2 improvements, 2 flaky" in text
+    assert text.index("Regressions") < text.index("Improvements") < text.index("Flaky (repeats disagree)")
+    assert text.index("Flaky (repeats disagree)") < text.index("Verdicts by dimension")
 
 
 def test_missing_trace_file_still_gets_a_page(report_inputs: dict[str, Any], tmp_path: Path) -> None:

@@ -181,3 +181,22 @@ def test_markdown_junit_and_index_show_the_runs(tmp_path: Any) -> None:
     assert 'name="B2-PC-01[A]#0 @scripted:flawed"' in render_junit(runs)
     index = write_reports(results, tmp_path / "html").html[0].read_text(encoding="utf-8")
     assert 'id="runs"' in index and "run <span class=\"mono\">scripted:reference</span>" in index
+
+
+def test_category_bars_are_per_run_never_pooled(tmp_path: Any) -> None:
+    """Reference (4 of 4 pass) and flawed (1 of 3 pass): pooled, the category would read 5 of 7; per run it is
+    100% and 33%, each with its own bar on the index."""
+    from tracekit.report import write_reports
+
+    summary, runs = _runs(_two_runs())
+    (row,) = tally_by_dimension(summary, runs)
+    assert row.tally.total == 7  # the summary's pooled figure stays available; the bars below are per run
+    by_run = {tally.label: (tally.counts["pass"], tally.total) for tally in row.per_run["PC"]}
+    assert by_run == {"scripted:flawed": (1, 3), "scripted:reference": (4, 4)}
+    assert [tally.label for tally in row.per_run[""]] == ["scripted:flawed", "scripted:reference"]
+    assert tally_by_dimension(summary, [run for run in runs if "reference" in str(run.run_name)])[0].per_run == {}
+    index = write_reports(complete(_two_runs()), tmp_path / "html").html[0].read_text(encoding="utf-8")
+    table = index[index.index('id="dimensions"'):index.index("</table>", index.index('id="dimensions"'))]
+    assert table.count('class="bar"') == 4  # B2 and B2-PC, once per run
+    assert 'style="width: 100.00%"' in table and 'style="width: 33.33%"' in table
+    assert 'style="width: 71.43%"' not in table  # the pooled 5 of 7 is drawn nowhere

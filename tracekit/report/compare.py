@@ -3,7 +3,8 @@ against a baseline (an earlier results JSON).
 
 The A/B figures are the analyze JSON's (``summary.ab``, computed once by ``tracekit.analyze.comparison``:
 pairs within each run, pass rates counting ``pass`` only); this module only arranges them into rows and
-finds the traces of the cases that changed. The baseline diff matches the traces of two results.
+finds the traces of the cases that changed. The baseline diff is ``tracekit diff``'s engine
+(``tracekit.diff.diff_results``), its pairs mapped back to the report's runs.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from tracekit import __version__
+from tracekit.analyze.results_model import Results
 from tracekit.analyze.summary_model import GroupFigures, ResultsSummary
-from tracekit.report.runs import RANK, Run, run_key, short_run_name, sort_runs
+from tracekit.diff import diff_results
+from tracekit.report.runs import RANK, Run, short_run_name, sort_runs
 from tracekit.report.summary import Tally
 
 
@@ -142,7 +146,7 @@ class BaselineChange:
 
 @dataclass
 class BaselineDiff:
-    """This run against an earlier one, matched by case × group × repeat (or trace id)."""
+    """This run against an earlier one, as ``tracekit diff`` pairs and judges them (``tracekit.diff``)."""
 
     regressions: list[BaselineChange]
     improvements: list[BaselineChange]
@@ -151,53 +155,52 @@ class BaselineDiff:
     missing: list[Run]
     """Baseline runs with no counterpart now."""
     unchanged: int
+    flaky: list[BaselineChange] = field(default_factory=list)
+    """Runs of a task whose repeats disagree on a side (judged on the repeats together: not a regression)."""
 
 
 def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
-    """Regressions (a worse verdict than before) and improvements, worst first. Traces are matched by run,
-    case, group and repeat; by case, group and repeat alone when one side's results name no run."""
+    """Regressions and improvements against the baseline, worst first: the pairs of ``tracekit diff``
+    (case × group × repeat, within a run when both sides name the same runs; a task's repeats judged
+    together, so a task whose repeats disagree is flaky, not a regression)."""
     runs, baseline = list(runs), list(baseline)
-    with_run = any(run.run_name for run in runs) and any(run.run_name for run in baseline)
-    current = _keyed(runs, with_run)
-    before = _keyed(baseline, with_run)
-    regressions: list[BaselineChange] = []
-    improvements: list[BaselineChange] = []
+    diff = diff_results(_results(baseline), _results(runs))
+    now_of = {id(run.entry): run for run in runs}
+    before_of = {id(run.entry): run for run in baseline}
+    found: dict[str, list[BaselineChange]] = {"regression": [], "improvement": [], "flaky": []}
     new: list[Run] = []
+    missing: list[Run] = []
     unchanged = 0
-    for key, run in current.items():
-        old = before.get(key)
-        if old is None:
+    for pair in diff.pairs:
+        old, now = pair.traces
+        run = now_of.get(id(now)) if now is not None else None
+        before = before_of.get(id(old)) if old is not None else None
+        if run is not None and before is not None and pair.change in found:
+            found[pair.change].append(BaselineChange(run, before))
+        elif pair.change == "added" and run is not None:
             new.append(run)
-            continue
-        if run.result in RANK and old.result in RANK and run.result != old.result:
-            change = BaselineChange(run, old)
-            (regressions if change.regression else improvements).append(change)
+        elif pair.change == "removed" and before is not None:
+            missing.append(before)
         else:
             unchanged += 1
-    missing = [run for key, run in before.items() if key not in current]
 
     def order(change: BaselineChange) -> tuple[int, str, int]:
         drop = RANK.get(change.before.result or "", 0) - RANK.get(change.run.result or "", 0)
         return (-abs(drop), change.run.label, change.run.position)
 
     return BaselineDiff(
-        regressions=sorted(regressions, key=order),
-        improvements=sorted(improvements, key=order),
+        regressions=sorted(found["regression"], key=order),
+        improvements=sorted(found["improvement"], key=order),
         new=sort_runs(new),
         missing=sort_runs(missing),
         unchanged=unchanged,
+        flaky=sorted(found["flaky"], key=order),
     )
 
 
-def _keyed(runs: Iterable[Run], with_run: bool) -> dict[tuple[str, ...], Run]:
-    keyed: dict[tuple[str, ...], Run] = {}
-    seen: dict[tuple[str, str, str, str], int] = {}
-    for run in runs:
-        key = run_key(run, with_run)
-        occurrence = seen.get(key, 0)
-        seen[key] = occurrence + 1
-        keyed[(*key, str(occurrence))] = run
-    return keyed
+def _results(runs: list[Run]) -> Results:
+    """The entries of runs as a results document (what ``diff_results`` reads)."""
+    return Results(tracekit=__version__, traces=[run.entry for run in runs])
 
 
 def _delta(label: str, a: GroupFigures, b: GroupFigures, delta: float) -> GroupDelta:

@@ -53,7 +53,8 @@ def render_markdown(
 
     if baseline is not None:
         lines += ["", f"**Against the baseline:** {len(baseline.regressions)} regressions, "
-                      f"{len(baseline.improvements)} improvements, {len(baseline.new)} new, "
+                      f"{len(baseline.improvements)} improvements, {len(baseline.flaky)} flaky, "
+                      f"{len(baseline.new)} new, "
                       f"{len(baseline.missing)} missing"]
         lines += _cut([f"- ▼ {_code(c.run.label)}: {c.before.result} → **{c.run.result}**"
                        for c in baseline.regressions], 8)

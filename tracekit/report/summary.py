@@ -51,10 +51,13 @@ class Tally:
 
 @dataclass
 class DimensionRow:
-    """A dimension's tally with one tally per category."""
+    """A dimension's tally with one tally per category; with several runs, each run's own tallies too (runs are
+    never pooled in a bar: a reference and a flawed run added together would show 50% everywhere)."""
 
     tally: Tally
     categories: list[Tally]
+    per_run: dict[str, list[Tally]] = field(default_factory=dict)
+    """Category label ("" for the dimension itself) -> one tally per run (labelled with its short name)."""
 
 
 def overall_tally(summary: ResultsSummary | None, label: str = "all") -> Tally:
@@ -62,11 +65,13 @@ def overall_tally(summary: ResultsSummary | None, label: str = "all") -> Tally:
     return Tally.of(label, summary.verdicts) if summary is not None else Tally(label)
 
 
-def tally_by_dimension(summary: ResultsSummary | None) -> list[DimensionRow]:
+def tally_by_dimension(summary: ResultsSummary | None, runs: Iterable[Run] = ()) -> list[DimensionRow]:
     """Verdict counts per dimension and, within it, per category (sorted by name). The summary names a
-    category ``<dimension>-<category>`` (``B2-PC``), or by its dimension alone (``TT``)."""
+    category ``<dimension>-<category>`` (``B2-PC``), or by its dimension alone (``TT``). When ``runs`` hold
+    several runs, each row also gets one tally per run (``DimensionRow.per_run``)."""
     if summary is None:
         return []
+    per_run = _per_run(runs)
     rows = []
     for dimension, counts in summary.by_dimension.items():
         prefix = f"{dimension}-"
@@ -75,8 +80,32 @@ def tally_by_dimension(summary: ResultsSummary | None) -> list[DimensionRow]:
             for key, value in summary.by_category.items()
             if key == dimension or key.startswith(prefix)
         ]
-        rows.append(DimensionRow(Tally.of(dimension, counts), categories))
+        found = {category.label: per_run.get((dimension, category.label), []) for category in categories}
+        found[""] = per_run.get((dimension, ""), [])
+        rows.append(DimensionRow(Tally.of(dimension, counts), categories, found if per_run else {}))
     return rows
+
+
+def _per_run(runs: Iterable[Run]) -> dict[tuple[str, str], list[Tally]]:
+    """(dimension, category or "") -> one tally per run, by run name; empty unless there are several runs."""
+    bound = [run for run in runs if run.dimension is not None]
+    names = sorted({run.run_name or "" for run in bound})
+    if len(names) < 2:
+        return {}
+    tallies: dict[tuple[str, str, str], Tally] = {}
+    for run in bound:
+        name = run.run_name or ""
+        for category in ("", run.category or ""):
+            key = (run.dimension or "", category, name)
+            tally = tallies.get(key)
+            if tally is None:
+                tally = tallies[key] = Tally(short_run_name(name or None))
+            tally.add(run.result)
+    found: dict[tuple[str, str], list[Tally]] = {}
+    for (dimension, category, _name), tally in sorted(tallies.items(),
+                                                      key=lambda item: (item[0][:2], names.index(item[0][2]))):
+        found.setdefault((dimension, category), []).append(tally)
+    return found
 
 
 @dataclass
