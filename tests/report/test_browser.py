@@ -1,11 +1,12 @@
 """The report in a real browser: headless Chromium (Debian's ``chromium``) driven over the DevTools
 protocol on a loopback websocket.
 
-For the index, a case page and the trace page holding a hostile tool result, it checks that the page
+For the index, a case page, the trace page holding a hostile tool result, the ``tracekit diff`` index and
+one of its pair pages, and the call graph of a 14-call tau-bench trace, it checks that the page
 loads with no console error, no exception and no JavaScript dialog, that every request stays on
 file:// (or data:), and that the hostile text is in the page as text with no script element, no
 ``on*`` attribute and no ``javascript:`` link. Screenshots go to ``$TRACEKIT_TEST_ARTIFACTS`` (default:
-the test's temporary folder).
+the test's temporary folder; .ci/run keeps them as CI artifacts).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ _DOM_CHECK = """
     charset: document.characterSet,
     title: document.title,
     svg: document.querySelectorAll('svg.callgraph').length,
+    nodes: document.querySelectorAll('svg.callgraph .node').length,
+    aligned: document.querySelectorAll('table.aligned tr[class^="op-"]').length,
   });
 })()
 """.replace("HOSTILE", json.dumps(HOSTILE_TEXT))
@@ -105,7 +108,9 @@ class DevTools:
         self._reader.cancel()
 
 
-async def _visit(browser_ws: str, url: str, screenshot: Path) -> dict[str, Any]:
+async def _visit(browser_ws: str, url: str, screenshot: Path, clip: str | None = None) -> dict[str, Any]:
+    """Load ``url``, check it, and screenshot it (the element matching the CSS selector ``clip``, when given,
+    whole even below the fold)."""
     async with aiohttp.ClientSession() as http, http.ws_connect(browser_ws, max_msg_size=0) as ws:
         cdp = DevTools(ws)
         try:
@@ -117,9 +122,17 @@ async def _visit(browser_ws: str, url: str, screenshot: Path) -> dict[str, Any]:
                            deviceScaleFactor=1, mobile=False)
             await cdp.call("Page.navigate", session, url=url)
             await cdp.wait_for("Page.loadEventFired", session)
-            await asyncio.sleep(0.3)  # late console messages and requests
+            await cdp.call("Runtime.evaluate", session, expression="document.fonts.ready.then(() => true)",
+                           awaitPromise=True)  # laid out with its fonts: what a reviewer sees
             evaluated = await cdp.call("Runtime.evaluate", session, expression=_DOM_CHECK, returnByValue=True)
-            shot = await cdp.call("Page.captureScreenshot", session, format="png")
+            options: dict[str, Any] = {"format": "png"}
+            if clip is not None:
+                box = await cdp.call("Runtime.evaluate", session, returnByValue=True, expression=(
+                    f"(() => {{ const r = document.querySelector({json.dumps(clip)}).getBoundingClientRect();"
+                    " return {x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width,"
+                    " height: r.height}; })()"))
+                options.update(clip={**box["result"]["value"], "scale": 1}, captureBeyondViewport=True)
+            shot = await cdp.call("Page.captureScreenshot", session, **options)
             screenshot.write_bytes(base64.b64decode(shot["data"]))
             await cdp.call("Target.closeTarget", targetId=target["targetId"])
             return {
@@ -196,8 +209,81 @@ def test_page_loads_clean_and_inert(
         assert dom["hostileAsText"] is True
         assert dom["svg"] == 1
 
+    _assert_not_blank(screenshot, width=1280)
+
+
+def _assert_not_blank(screenshot: Path, width: int | None = None) -> None:
     from PIL import Image
 
     with Image.open(io.BytesIO(screenshot.read_bytes())) as image:
-        assert image.size[0] == 1280
+        if width is not None:
+            assert image.size[0] == width
         assert len(image.convert("L").getcolors(maxcolors=1 << 16) or range(1 << 16)) > 10  # not a blank page
+
+
+def _assert_inert(seen: dict[str, Any]) -> None:
+    assert seen["console_errors"] == [] and seen["log_errors"] == [] and seen["exceptions"] == []
+    assert seen["dialogs"] == []
+    assert seen["requests"] and all(r.startswith(("file://", "data:")) for r in seen["requests"]), seen["requests"]
+    assert seen["dom"]["charset"] == "UTF-8"
+    assert (seen["dom"]["scripts"], seen["dom"]["handlers"], seen["dom"]["jsLinks"]) == (0, 0, 0)
+
+
+def test_diff_index_and_a_pair_page_load_clean(
+    browser: str, report_inputs: dict[str, Any], tmp_path: Path, artifacts: Path
+) -> None:
+    """``tracekit diff``'s HTML of the fixture's results against a baseline where B2-PC-02 A always passed
+    (with one call fewer in repeat 1) and C4-LD-01 A passed: the index and the flaky pair's page."""
+    import copy
+
+    from tracekit.analyze.results_model import Results
+    from tracekit.diff import diff_results
+    from tracekit.report.diff_html import write_diff_html
+
+    baseline = copy.deepcopy(report_inputs["results"])
+    for item in baseline["traces"]:
+        if item["trace_id"] == "t-pc02-a1":
+            item["verdict"]["result"] = "pass"
+            item["tool_calls"] = item["tool_calls"][:-1]
+        if item["trace_id"] == "t-ld01-a0":
+            item["verdict"]["result"] = "pass"
+    diff = diff_results(Results.model_validate(baseline), Results.model_validate(report_inputs["results"]))
+    pages = write_diff_html(tmp_path / "diff", diff, base_name="baseline.json", new_name="results.json")
+    assert diff.counts["regression"] == 1  # C4-LD-01 A: pass -> acceptable
+    changed = next(pair for pair in diff.pairs if any(row.op != "same" for row in pair.calls))
+    assert changed.change == "flaky" and [row.op for row in changed.calls][-1] == "added"  # B2-PC-02 A#1
+    targets = {"diff-index.png": pages.index, "diff-pair.png": tmp_path / "diff" / str(pages.page_of(changed))}
+    for name, page in targets.items():
+        seen = asyncio.run(_visit(browser, page.resolve().as_uri(), artifacts / name))
+        _assert_inert(seen)
+        _assert_not_blank(artifacts / name, width=1280)
+    assert seen["dom"]["aligned"] == len(changed.calls) + sum(1 for row in changed.calls if row.arguments)
+
+
+TAU = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
+
+
+@pytest.mark.skipif(not TAU.exists(), reason="the tau-bench trajectories are not in ../shared/data")
+def test_fourteen_call_tau_bench_graph_renders(browser: str, tmp_path: Path, artifacts: Path) -> None:
+    """The call graph of a real 14-call trace (tau-bench airline task 13, trial 0), imported and reported here;
+    the screenshot is of the graph itself."""
+    from click.testing import CliRunner
+
+    from tracekit.cli.main import cli
+
+    trajectories = json.loads(TAU.read_text(encoding="utf-8"))
+    (chosen,) = [item for item in trajectories if (item["task_id"], item["trial"]) == (13, 0)]
+    calls = sum(len(message.get("tool_calls") or []) for message in chosen["traj"] if message["role"] == "assistant")
+    assert calls == 14
+    (tmp_path / "airline.json").write_text(json.dumps([chosen]), encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["import", "tau-bench", str(tmp_path / "airline.json"),
+                               "--out", str(tmp_path / "traces")]).exit_code == 0  # fmt: skip
+    result = runner.invoke(cli, ["analyze", str(tmp_path / "traces"), "--html", str(tmp_path / "html")])
+    assert result.exit_code == 0, result.output
+    (page,) = (tmp_path / "html" / "traces").glob("*.html")
+    screenshot = artifacts / "graph-14-calls.png"
+    seen = asyncio.run(_visit(browser, page.resolve().as_uri(), screenshot, clip="svg.callgraph"))
+    _assert_inert(seen)
+    assert (seen["dom"]["svg"], seen["dom"]["nodes"]) == (1, 14)
+    _assert_not_blank(screenshot)

@@ -86,7 +86,14 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
     placed: list[tuple[float, float, float, float]] = []
     for edge in data_edges:
         parts.append(_arc(edge, row_of, side=1, label=label_data, placed=placed))
+    more_y = height - 10  # where "… more calls not drawn" goes, under the last drawn call
+    unlabelled = len([e for e in data_edges if e.labels]) - len(placed) if label_data else 0
     bottom = max((box[3] for box in placed), default=0.0)
+    if unlabelled:  # said under the graph, below everything else
+        note_y = max(bottom, float(more_y)) + 16
+        parts.append(f'<text class="more" x="{LEFT}" y="{note_y:.0f}">{unlabelled} data edges too crowded to '
+                     "label here: hover an edge for the values it carries</text>")
+        bottom = note_y + 4
     if bottom + 6 > height:  # labels pushed down past the last call
         height = int(bottom + 6)
         parts[0] = parts[0].replace(f'height="{height_before}"', f'height="{height}"').replace(
@@ -95,7 +102,7 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
         parts.append(_node(row, node))
     if len(nodes) > len(shown):
         parts.append(
-            f'<text class="more" x="{LEFT}" y="{height - 10}">… {len(nodes) - len(shown)} more calls not drawn</text>'
+            f'<text class="more" x="{LEFT}" y="{more_y}">… {len(nodes) - len(shown)} more calls not drawn</text>'
         )
     parts.append("</svg>")
     return Markup("\n".join(parts))
@@ -153,18 +160,23 @@ def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False
     text = _truncate(full, 34)
     left = x + int(bulge * 0.75) + 4
     y = round((y1 + y2) / 2 + 4)
-    box = _label_box(left, y, text)
-    while placed is not None and any(_intersect(box, other) for other in placed):
-        y += LABEL_STEP  # the next free line below: labels never overwrite each other
-        box = _label_box(left, y, text)
-    if placed is not None:
-        placed.append(box)
+    if placed is not None:  # the nearest free line to the edge's middle: labels never overwrite each other
+        for offset in LABEL_OFFSETS:
+            box = _label_box(left, y + offset, text)
+            if not any(_intersect(box, other) for other in placed):
+                y += offset
+                placed.append(box)
+                break
+        else:  # no free line near its edge: the label would float away from it; the edge's <title> holds it
+            return path
     tooltip = f"<title>{escape(full)}</title>" if text != full else ""
     return path + f'\n<text class="lbl" x="{left}" y="{y}">{tooltip}{escape(text)}</text>'
 
 
 LABEL_SIZE = 11
 LABEL_STEP = 14
+#: Where a label may go, from its edge's middle: there, then a line below, above, two below, two above.
+LABEL_OFFSETS = (0, LABEL_STEP, -LABEL_STEP, 2 * LABEL_STEP, -2 * LABEL_STEP)
 
 
 def _label_box(left: float, baseline: float, text: str) -> tuple[float, float, float, float]:
