@@ -99,21 +99,35 @@ def assert_same_session(spans_file: Path, recorded: Path, tmp_path: Path) -> Pat
     return imported
 
 
+@pytest.mark.parametrize("capture", ["span_only", "event_only"])
 def test_official_instrumentation_matches_the_proxy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_exporter: tuple[TracerProvider, InMemorySpanExporter]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    span_exporter: tuple[TracerProvider, InMemorySpanExporter],
+    capture: str,
 ) -> None:
-    # The current opentelemetry-instrumentation-openai-v2 captures content only with these two settings.
+    # The current opentelemetry-instrumentation-openai-v2 captures content only with these two settings;
+    # event_only puts the messages on a gen_ai.client.inference.operation.details log record instead.
     monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", capture)
     provider, exporter = span_exporter
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     with (
-        instrumented(OpenAIInstrumentor(), tracer_provider=provider),
+        instrumented(OpenAIInstrumentor(), tracer_provider=provider, logger_provider=logger_provider),
         recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
     ):
         chat_agent(proxy.url + "/v1")
-    spans = exporter.get_finished_spans()
+    spans, records = exporter.get_finished_spans(), logs.get_finished_logs()
     assert len({span.context.trace_id for span in spans}) == 3, "each call is a trace of its own: stitched on import"
-    (tmp_path / "spans.json").write_bytes(otlp_json(spans))
+    on_spans = [("gen_ai.input.messages" in (span.attributes or {})) for span in spans]
+    details = [record.log_record.event_name for record in records]
+    if capture == "span_only":
+        assert on_spans == [True] * 3 and details == []
+    else:
+        assert on_spans == [False] * 3 and details == ["gen_ai.client.inference.operation.details"] * 3
+    (tmp_path / "spans.json").write_bytes(otlp_json(spans, records))
     imported = assert_same_session(tmp_path / "spans.json", tmp_path / "recorded", tmp_path)
     [trace] = [load_trace(path) for path in trace_files([imported])]
     assert trace.header.provider == "openai" and trace.header.model == "gpt-test"
