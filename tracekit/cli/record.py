@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run, timeout_options
-from tracekit.proxy.server import ProxyConfig
+from tracekit.proxy.options import HOST_HELP, body_options, timeout_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,6 +54,10 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
+    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
+    from tracekit.proxy.launch import case_config, redactor_with, run
+    from tracekit.proxy.server import ProxyConfig
+
     config = ProxyConfig(
         mode="record",
         upstream=upstream,

@@ -8,10 +8,7 @@ import click
 
 from tracekit.cli.guard_option import guard_observer, guard_option
 from tracekit.errors import InputError, TracekitError
-from tracekit.proxy.launch import HOST_HELP, body_options, case_config, redactor_with, run
-from tracekit.proxy.runner import check_host
-from tracekit.proxy.server import ProxyConfig
-from tracekit.trace import trace_files
+from tracekit.proxy.options import HOST_HELP, body_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,6 +54,12 @@ def replay(
     --guard [FILE] watches each session live, as in tracekit record (docs/guard.md), e.g.:
       tracekit replay recordings --port 0 --guard guard.yaml
     """
+    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
+    from tracekit.proxy.launch import case_config, redactor_with, run
+    from tracekit.proxy.runner import check_host
+    from tracekit.proxy.server import ProxyConfig
+    from tracekit.trace import trace_files
+
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
     if on_miss == "error" and not trace_files([directory]):

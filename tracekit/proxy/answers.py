@@ -18,14 +18,10 @@ from tracekit.intercepts import Fault
 from tracekit.providers.base import Provider
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import client_response_headers, upstream_request_headers
+from tracekit.proxy.limits import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.request_secrets import SecretSink
 
 SSE_CONTENT_TYPE = "text/event-stream"
-#: Seconds to open a connection upstream; the SDKs themselves give up after 5.
-DEFAULT_CONNECT_TIMEOUT = 10.0
-#: Seconds without a byte from upstream (before the response or between chunks): the SDKs' own default
-#: request timeout, so that the proxy is never the first to give up on a slow model.
-DEFAULT_READ_TIMEOUT = 600.0
 #: Errors reading an upstream body after its response began: a timeout (``read_timeout``) or a cut (``cut``).
 UPSTREAM_READ_ERRORS = (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.TimeoutError)
 

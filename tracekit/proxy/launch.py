@@ -1,20 +1,19 @@
-"""What ``tracekit record`` and ``tracekit replay`` share: options to config, binding checks, running."""
+"""What ``tracekit record`` and ``tracekit replay`` share: options to config, binding checks, running (their
+options themselves are in ``tracekit.proxy.options``, which loads nothing of the proxy)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
 from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
-from tracekit.proxy.answers import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.log_redaction import redact_logs
 from tracekit.proxy.recorder import RecordingStats
-from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES
 from tracekit.proxy.runner import announce_to_stdout, check_host, serve
 from tracekit.proxy.server import Proxy, ProxyConfig
 from tracekit.redact import Redactor, default_redactor
@@ -79,34 +78,3 @@ def recording_summary(mode: str, stats: RecordingStats, out_dir: Path | None) ->
     elif stats.unread:
         text += "; analyze does not see those"
     return text
-
-
-def timeout_options(function: Callable[..., None]) -> Callable[..., None]:
-    """``--connect-timeout`` and ``--read-timeout``: how long the proxy waits for the upstream."""
-    function = click.option(
-        "--read-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_READ_TIMEOUT,
-        show_default=True, metavar="SECONDS",
-        help="Seconds without a byte from upstream before the exchange fails (recorded as transport "
-             "read_timeout). A client that goes away ends its exchange at once.",
-    )(function)  # fmt: skip
-    return click.option(
-        "--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_CONNECT_TIMEOUT,
-        show_default=True, metavar="SECONDS",
-        help="Seconds to open a connection upstream (then transport connect_timeout).",
-    )(function)  # fmt: skip
-
-
-def body_options(function: Callable[..., None]) -> Callable[..., None]:
-    """``--max-body-bytes`` and ``--redact-field``, shared by ``record`` and ``replay``."""
-    function = click.option(
-        "--redact-field", "redact_fields", multiple=True, metavar="PATH",
-        help="A request-body field whose value is a secret (repeatable; dotted path, e.g. metadata.user_id; "
-             "a number indexes a list; values of 8+ characters). Forwarded unchanged, never written.",
-    )(function)  # fmt: skip
-    return click.option(
-        "--max-body-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BODY_BYTES, show_default=True,
-        metavar="N", help="Larger request bodies get a 413 in the provider's error shape (not forwarded).",
-    )(function)  # fmt: skip
-
-
-HOST_HELP = "Address to listen on (loopback by default; others need --allow-remote)."

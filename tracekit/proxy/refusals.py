@@ -17,10 +17,6 @@ from aiohttp import web
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
 
-#: Anthropic documents 32 MB as the Messages API's request size limit; larger bodies get a 413 from the proxy.
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
-
-
 
 def provider_for_request(path: str, headers: Mapping[str, str]) -> Provider:
     """The provider whose error shape a client sending this request understands (see the module docstring)."""

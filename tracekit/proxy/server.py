@@ -29,15 +29,10 @@ from aiohttp import web
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
-from tracekit.proxy.answers import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_READ_TIMEOUT,
-    Answer,
-    UpstreamClient,
-    fault_answer,
-)
+from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
+from tracekit.proxy.limits import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.observers import (
     ExchangeObserver,
     is_loopback_peer,
@@ -47,7 +42,7 @@ from tracekit.proxy.observers import (
 )
 from tracekit.proxy.other_routes import OtherRoutes
 from tracekit.proxy.recorder import Recorder
-from tracekit.proxy.refusals import DEFAULT_MAX_BODY_BYTES, no_route, too_large
+from tracekit.proxy.refusals import no_route, too_large
 from tracekit.proxy.relay import Ending, relay
 from tracekit.proxy.replayer import ReplayIndex, miss_answer, recorded_answer
 from tracekit.proxy.request import clean_headers, read_request
