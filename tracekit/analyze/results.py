@@ -23,22 +23,23 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
 import orjson
 
 from tracekit import __version__
+from tracekit.analyze.binding import CaseRun, bind_case, bind_history
+from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JUDGE_SOURCE, JudgeProvider
 from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.analyze.sources import SourceNames, trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
 from tracekit.analyze.summary_model import ResultsSummary
+from tracekit.analyze.verdict import JudgeHook, build_verdict
+from tracekit.cases.loader import CaseLibrary, load_cases
 from tracekit.errors import TracekitError
+from tracekit.redact import default_redactor
 from tracekit.trace import Trace, load_trace
-
-if TYPE_CHECKING:
-    from tracekit.analyze.verdict import JudgeHook
-    from tracekit.cases.loader import CaseLibrary
 
 __all__ = [
     "JUDGE_SOURCE",
@@ -145,8 +146,6 @@ def load_library(cases_dir: str | Path) -> CaseLibrary:
     key = os.fspath(cases_dir)
     library = _LIBRARIES.get(key)
     if library is None:
-        from tracekit.cases.loader import load_cases
-
         library = _LIBRARIES[key] = load_cases(key)
     return library
 
@@ -176,9 +175,6 @@ def analyze_trace(
     judge: JudgeHook | None = None,
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
-    from tracekit.analyze.binding import CaseRun, bind_case, bind_history
-    from tracekit.analyze.detectors import Finding, detect
-
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
@@ -201,8 +197,6 @@ def analyze_trace(
     graph, findings = detect(trace, options, history_messages=history, catalog=catalog, case=case)
     verdict = None
     if case is not None:
-        from tracekit.analyze.verdict import build_verdict
-
         run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)
         verdict = build_verdict(run, findings, judge)
         if verdict["scores"]["tool_use"]["over_tooling"]:
@@ -266,8 +260,6 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
         return FileOutcome(path, error=f"{path}: cannot be read as a trace ({_describe(exc)})")
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
         return FileOutcome(path, skipped="judge exchange")
-    from tracekit.redact import default_redactor
-
     try:
         entry = analyze_trace(trace, settings)
         # Redacted here, in the worker, so that the cost is shared out under --jobs.
@@ -308,8 +300,6 @@ def write_results(
     Give the files as strings for a large corpus: a ``Path`` object costs several times its string. With
     ``settings.keep_results`` the outcome also holds every entry, for reports made in the same process.
     ``engine``: analyze elsewhere (``Engine``); None: here, with ``jobs`` processes."""
-    from tracekit.redact import default_redactor
-
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
@@ -381,8 +371,6 @@ def _describe(exc: BaseException) -> str:
 def _default_detector_options() -> dict[str, dict[str, Any]]:
     global _OPTIONS
     if _OPTIONS is None:
-        from tracekit.analyze.detectors import resolve_options
-
         _OPTIONS = resolve_options()
     return _OPTIONS
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tracekit.analyze.results import load_library
 from tracekit.report.env import pretty_json
 
 #: What ``write_reports(cases=...)`` accepts.
@@ -53,8 +54,6 @@ def load_case_views(cases: CaseSource) -> dict[str, CaseView]:
     if source is None:
         return {}
     if isinstance(source, (str, Path)):
-        from tracekit.analyze.results import load_library
-
         source = load_library(source).cases
     elif hasattr(source, "cases") and not isinstance(source, Mapping):
         source = source.cases

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from tracekit.analyze.graph import build_graph
 from tracekit.analyze.results_model import ToolCallEntry
 from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
@@ -276,10 +277,6 @@ def _node(call: CallView) -> GraphNode:
 
 
 def _edges(calls: list[Call]) -> list[GraphEdge]:
-    try:
-        from tracekit.analyze.graph import build_graph
-    except ImportError:  # the analysis package without a graph: time order only
-        return [GraphEdge("next", a.index, b.index) for a, b in itertools.pairwise(calls)]
     graph = build_graph(calls)
     edges = [GraphEdge("next", e.source, e.target) for e in graph.next_edges]
     edges += [

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.analyze.results_model import Results, read_results_file
+from tracekit.analyze.summary import build_summary
 from tracekit.errors import ResultsError
 from tracekit.output import write_text
 from tracekit.redact import Redactor
@@ -161,8 +162,6 @@ def read_results(results: ResultsSource) -> Results:
             where = ".".join(str(part) for part in error["loc"])
             raise ResultsError(f"results: {where}: {error['msg']} (not a tracekit analyze JSON?)") from None
     if document.summary is None:  # a document made by hand: the summary analyze would have written
-        from tracekit.analyze.summary import build_summary
-
         document = document.model_copy(update={"summary": build_summary(document.traces)})
     return document
 
