@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.testing import FakeUpstream, ScriptError, load_script
+if TYPE_CHECKING:
+    from tracekit.testing import FakeUpstream
 
-# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
-# and the start-up of every other command fast.
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`,
+# `tracekit fake-upstream --help` (tracekit.testing loads aiohttp and pydantic) and every other command fast.
+
 
 @click.command("fake-upstream")
 @click.option(
@@ -48,6 +50,10 @@ def fake_upstream(script_path: Path, host: str, port: int) -> None:
 
     Every field, with a longer example: docs/fake-upstream.md in the tracekit repository.
     """
+    import asyncio  # here too: asyncio alone is a third of a bare start-up
+
+    from tracekit.testing import FakeUpstream, ScriptError, load_script
+
     try:
         script = load_script(script_path)
     except ScriptError as exc:
@@ -60,6 +66,8 @@ def fake_upstream(script_path: Path, host: str, port: int) -> None:
 
 
 async def _serve(upstream: FakeUpstream) -> int:
+    import asyncio
+
     from tracekit.shutdown import stop_on_signals
 
     stop = asyncio.Event()
