@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
-from tracekit.cases.lint import lint_library
-from tracekit.cases.loader import CaseLibrary, collect_library, load_cases
-from tracekit.cases.model import Case
 from tracekit.errors import CaseError
 
-# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
-# and the start-up of every other command fast.
+if TYPE_CHECKING:
+    from tracekit.cases.loader import CaseLibrary
+
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`,
+# `tracekit cases --help` (the case models load pydantic) and the start-up of every other command fast.
 
 DEFAULT_DIR = "cases"
 _DIR = click.argument("directory", required=False, default=DEFAULT_DIR, type=click.Path(path_type=Path))
@@ -26,6 +26,8 @@ def _dump(value: Any) -> str:
 
 
 def _load(directory: Path) -> CaseLibrary:
+    from tracekit.cases.loader import load_cases
+
     try:
         return load_cases(directory)
     except CaseError as exc:
@@ -117,6 +119,9 @@ def validate(directory: Path) -> None:
 
     Exit status 0 when clean, 2 when any problem is found.
     """
+    from tracekit.cases.lint import lint_library
+    from tracekit.cases.loader import collect_library
+
     library, problems = collect_library(directory)
     problems += lint_library(library)
     for problem in problems:
@@ -132,6 +137,7 @@ def validate(directory: Path) -> None:
 def schema(catalog: bool) -> None:
     """Print the JSON Schema of a case file (for editors: yaml-language-server)."""
     from tracekit.cases.catalog import ToolFamily
+    from tracekit.cases.model import Case
 
     model = ToolFamily if catalog else Case
     data = model.model_json_schema(by_alias=True)
