@@ -58,6 +58,23 @@ def test_restart_after_flag_splits_a_long_run() -> None:
     assert [f.calls for f in runs] == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
+def test_ignore_hides_matching_calls_from_the_detector() -> None:
+    page = call("browser_action", {"action": "scroll_down"}, "page")
+    rule = [{"tool": "browser_action", "args": {"action": "scroll_down"}}]
+    assert [f.calls for f in found([page, page], "repeated_call")] == [[0, 1]]
+    assert found([page, page], "repeated_call", ignore=rule) == []
+    click = call("browser_action", {"action": "click", "x": 1}, "ok")  # same tool, other arguments: seen
+    assert [f.calls for f in found([click, click], "repeated_call", ignore=rule)] == [[0, 1]]
+    back_to_back = {"consecutive": True, "ignore": rule}  # hidden calls do not break a run either
+    assert [f.calls for f in found([click, page, click], "repeated_call", **back_to_back)] == [[0, 2]]
+
+
+@pytest.mark.parametrize("rule", ["browser_action", {"tool": 3}, {"tool": "x", "args": []}, {"tool": "x", "arg": {}}])
+def test_a_malformed_ignore_rule_is_an_option_error(rule: Any) -> None:
+    with pytest.raises(DetectorOptionError, match=r"repeated_call\.ignore: expected \{tool: NAME"):
+        detector_options(options=[f"repeated_call.ignore={json.dumps([rule])}"])
+
+
 def test_reset_on_user_message_separates_windows() -> None:
     weather = call("maps_weather", {"city": "北京"}, {"weather": "晴"})
     steps = [weather, user("再查一次"), weather]

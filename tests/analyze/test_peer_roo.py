@@ -8,6 +8,9 @@ translated into transcripts written here as test inputs: each ``check(toolUse)``
 individual option ``repeated_call.min_repeats``; limit 0 (unlimited) is ``repeated_call.enabled=false``.
 
 Not ported: the test that overrides Roo's private serializer (it tests Roo's internals, not its rule).
+The browser scroll exclusion (``isBrowserScrollAction``; the spec's "browser scroll action exclusion" block,
+as stored at commit 1ad5afb9ded36b5261451a9710179cbd9f2830a1) is ported below: the preset's
+``repeated_call.ignore`` holds Roo's two scroll actions.
 """
 
 from __future__ import annotations
@@ -113,3 +116,34 @@ def test_identical_calls_count_whatever_they_returned() -> None:
     # Roo compares the calls only: failed calls count as repeats as well.
     failing = [call("read_file", {"path": "x"}, "Error: no such file", error=True) for _ in range(4)]
     assert allowed(failing) == [True, True, True, False]
+
+
+# --------------------------------------------------------------------------- browser scroll action exclusion
+
+
+def browser(action: str | None, **params: Any) -> Turn:
+    return use("browser_action", {**({"action": action} if action is not None else {}), **params})
+
+
+def test_scroll_down_and_scroll_up_are_never_counted() -> None:
+    assert all(allowed([browser("scroll_down")] * 10, limit=2))
+    assert all(allowed([browser("scroll_up")] * 10, limit=2))
+    assert all(allowed([browser("scroll_down"), browser("scroll_up")] * 5, limit=2))
+
+
+def test_other_browser_actions_and_other_tools_still_count() -> None:
+    assert allowed([browser("click", coordinate="[100, 200]")] * 3, limit=2) == [True, True, False]
+    assert allowed([use("read_file", {"path": "test.txt"})] * 3, limit=2) == [True, True, False]
+    assert allowed([browser(None)] * 3, limit=2) == [True, True, False]  # no action parameter: normal rule
+
+
+def test_scrolls_between_identical_calls_do_not_break_the_run() -> None:
+    ls, scroll = use("execute_command", {"command": "ls"}), browser("scroll_down")
+    assert allowed([ls, scroll, scroll, ls, scroll, ls], limit=2) == [True, True, True, True, True, False]
+
+
+def test_with_ignore_emptied_scrolls_are_ordinary_calls() -> None:
+    # The exclusion is the preset's ignore option: emptied, ten identical scrolls are repeats like any other.
+    from .peer_scenarios import stuck
+
+    assert stuck([browser("scroll_down")] * 10, ROO, {"repeated_call": {"min_repeats": 2, "ignore": []}}) is True

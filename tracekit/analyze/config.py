@@ -47,10 +47,15 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         kind: {**options, "reset_on_user_message": True} for kind, options in _OPENHANDS.items()
     },
     # Roo Code src/core/tools/ToolRepetitionDetector.ts: consecutive identical calls only, whatever they
-    # returned; limit 3 blocks the 4th, and the counter starts again after blocking.
+    # returned; limit 3 blocks the 4th, and the counter starts again after blocking. Browser scroll actions
+    # are not subject to it (isBrowserScrollAction): they neither count nor break a run.
     "roo": {
         "repeated_call": {
             "consecutive": True, "min_repeats": 3, "require_success": False, "restart_after_flag": True,
+            "ignore": [
+                {"tool": "browser_action", "args": {"action": "scroll_down"}},
+                {"tool": "browser_action", "args": {"action": "scroll_up"}},
+            ],
         },
         "retry_storm": {"enabled": False},
         "alternating_loop": {"enabled": False},

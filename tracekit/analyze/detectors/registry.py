@@ -173,6 +173,11 @@ class DetectorStream:
         self.context = context
         self.options = options
 
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        """Raise ``DetectorOptionError`` for option values the types alone do not rule out (run when the
+        options are resolved, before any trace is read)."""
+
     def observe(self, node: CallNode) -> list[Finding]:
         """Take the next call; the findings it made or grew."""
         return []
@@ -249,6 +254,9 @@ def resolve_options(overrides: dict[str, dict[str, Any]] | None = None) -> dict[
                 known = ", ".join(sorted(resolved[kind]))
                 raise DetectorOptionError(f"detector {kind!r} has no option {key!r}; options: {known}")
             resolved[kind][key] = _coerce(kind, key, resolved[kind][key], value)
+        function = REGISTRY[kind].function
+        if isinstance(function, type) and issubclass(function, DetectorStream):
+            function.check_options(resolved[kind])
     return resolved
 
 

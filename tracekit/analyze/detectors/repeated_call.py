@@ -7,6 +7,7 @@ from typing import Any
 from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector, split_history
 from tracekit.analyze.detectors.windows import LOOP_WINDOW_DEFAULTS, boundaries, outcome
 from tracekit.analyze.graph import CallNode
+from tracekit.errors import DetectorOptionError
 
 _SAME = (False, False)  # no window options: one window, one run
 
@@ -19,6 +20,7 @@ _SAME = (False, False)  # no window options: one window, one run
     same_outcome=False,
     require_success=True,
     restart_after_flag=False,
+    ignore=[],
     **LOOP_WINDOW_DEFAULTS,
 )
 class RepeatedCall(DetectorStream):
@@ -31,7 +33,10 @@ class RepeatedCall(DetectorStream):
     whose answer changed is not redundant), ``require_success`` (the repeated call must have succeeded
     before the repeat was issued; off: any identical call counts, failed or still running),
     ``restart_after_flag`` (with ``consecutive``: once a run is flagged, counting starts again from the
-    next call, as Roo Code's counter does when it blocks a call), and the window options of ``windows.py``.
+    next call, as Roo Code's counter does when it blocks a call), ``ignore`` (calls this detector does not
+    see: a list of ``{tool: NAME, args: {KEY: VALUE}}``, a call matching the tool and every argument given;
+    they neither count nor break a back-to-back run, as Roo Code skips browser scroll actions), and the
+    window options of ``windows.py``.
     """
 
     def __init__(self, context: DetectorContext, options: dict[str, Any]) -> None:
@@ -47,9 +52,16 @@ class RepeatedCall(DetectorStream):
         self._reference: dict[str, CallNode] = {}  # anywhere: the call a repeat of each key repeats
         self._open: dict[int, tuple[CallNode, list[CallNode]]] = {}  # anywhere: this window's groups
         self._run: list[CallNode] = []  # consecutive: the current back-to-back run
-        self.fast = not context.live and not self.consecutive and self.bounds is None
+        self.ignore = ignore_rules(options.get("ignore") or [])
+        self.fast = not context.live and not self.consecutive and self.bounds is None and not self.ignore
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        ignore_rules(options.get("ignore") or [])
 
     def observe(self, node: CallNode) -> list[Finding]:
+        if self.ignore and ignored(node, self.ignore):
+            return []
         if self.fast:  # offline, anywhere, one window: the commonest case
             if node.key in self._reference or node.succeeded or not self.require_success:
                 self._anywhere(node)
@@ -117,6 +129,28 @@ class RepeatedCall(DetectorStream):
         if len(current) > 1:
             self.groups.append((current[0], current[1:]))
         self._run = []
+
+
+def ignore_rules(rules: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``ignore`` option as (tool, arguments) pairs; raises ``DetectorOptionError`` for a malformed rule."""
+    parsed = []
+    for rule in rules:
+        tool = rule.get("tool") if isinstance(rule, dict) else None
+        args = rule.get("args", {}) if isinstance(rule, dict) else None
+        if not isinstance(tool, str) or not isinstance(args, dict) or set(rule) - {"tool", "args"}:
+            expected = "{tool: NAME, args: {KEY: VALUE}}"
+            raise DetectorOptionError(f"repeated_call.ignore: expected {expected}, got {rule!r}")
+        parsed.append((tool, args))
+    return parsed
+
+
+def ignored(node: CallNode, rules: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Whether a call matches one of the ``ignore`` rules."""
+    arguments = node.arguments if isinstance(node.arguments, dict) else {}
+    return any(
+        node.tool == tool and all(key in arguments and arguments[key] == value for key, value in args.items())
+        for tool, args in rules
+    )
 
 
 def _continues(first: CallNode, node: CallNode, require_success: bool, same_outcome: bool) -> bool:
