@@ -21,6 +21,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeError            judge settings that cannot work (no model, online)
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
+     ├── GuardConfigError      a guard file that cannot be used (file, line, field)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
      └── InputError            the CLI: bad usage or unreadable input (also a click.ClickException,
                                printed as ``Error: ...``, exit status 2)
@@ -106,6 +107,10 @@ class JudgeCallError(TracekitError):
 
 class LabelsError(TracekitError):
     """A labels or results file that cannot be read; the message names the file and line."""
+
+
+class GuardConfigError(TracekitError):
+    """A guard file that cannot be used (the message names the file, the line and the field)."""
 
 
 class CaseVerdictFailed(TracekitError):

@@ -27,7 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tracekit.errors import CaseVerdictFailed
+from tracekit.errors import CaseVerdictFailed, TracekitError
+
+# pytest loads this plugin in every test session of an environment where tracekit is installed: the tracekit
+# modules it needs are imported inside the hooks, on purpose, only once --tracekit-cases is given, so that
+# other test runs do not pay for importing the analysis.
 
 if TYPE_CHECKING:
     from tracekit.cases.model import Case
@@ -53,7 +57,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     recordings = config.getoption("tracekit_recordings")
     from tracekit.cases.loader import load_cases
-    from tracekit.errors import TracekitError
 
     try:
         library = load_cases(cases_dir)
@@ -92,7 +95,6 @@ class RecordedVerdicts:
         from tracekit.analyze.results import AnalyzeSettings, build_results
         from tracekit.analyze.sources import SourceNames, trace_paths
         from tracekit.cli.analyze import kept_judge
-        from tracekit.errors import TracekitError
         from tracekit.report.runs import runs_from_results, sort_runs
 
         try:

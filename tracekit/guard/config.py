@@ -35,15 +35,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tracekit.analyze.config import preset_options
 from tracekit.analyze.detectors import REGISTRY, resolve_options
-from tracekit.errors import DetectorOptionError, TracekitError
+from tracekit.errors import DetectorOptionError, GuardConfigError
 from tracekit.safe_yaml import SafeLoader, safe_load_yaml
 
 Action = Literal["record", "warn", "stop"]
 BUDGETS = ("tokens", "model_calls", "tool_calls", "seconds", "errors")
-
-
-class GuardConfigError(TracekitError):
-    """A guard file that cannot be used (the message names the file, the line and the field)."""
 
 
 class FindingRule(BaseModel):

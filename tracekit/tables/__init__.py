@@ -25,6 +25,7 @@ from tracekit.redact import default_redactor
 from tracekit.storage import is_url, join, local
 from tracekit.tables.rows import Timings, entry_rows, partition_key, trace_timings
 from tracekit.tables.writer import PARTITIONS, TABLES, schemas, write_table
+from tracekit.trace import load_trace
 
 __all__ = [
     "PARTITIONS",
@@ -61,8 +62,6 @@ def _timings(trace_file: str | None, base: str | Path | None) -> Timings | None:
     """The times of the trace a results entry names; None when it cannot be read."""
     if not trace_file:
         return None
-    from tracekit.trace import load_trace
-
     where: str | Path = trace_file
     if not is_url(trace_file) and not os.path.isabs(trace_file):
         folder = os.fspath(local(base)) if base is not None else os.getcwd()

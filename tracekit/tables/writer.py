@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tracekit.errors import StorageError
-from tracekit.storage import filesystem, is_url, local
+from tracekit.storage import filesystem, is_url, local, storage_error
 
 TABLES = ("traces", "calls", "findings", "checks")
 PARTITIONS = ("run_key", "date")
@@ -74,8 +74,6 @@ def write_table(name: str, rows: Iterable[dict[str, Any]], out_dir: str) -> None
                 fs.rm(where, recursive=True)
             _write(table, where, PyFileSystem(FSSpecHandler(fs)))
         except Exception as exc:
-            from tracekit.storage import storage_error
-
             raise storage_error(f"{target}/{name}", exc) from None
         return
     with _replaced(os.path.join(os.fspath(target), name)) as temporary:
