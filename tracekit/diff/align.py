@@ -50,6 +50,8 @@ def align_calls(base: Sequence[Call], new: Sequence[Call]) -> list[AlignedCall]:
     """The rows of the alignment, in the order of the new sequence (removed calls where they were)."""
     base_keys = [(name, canonical(args)) for name, args in base]
     new_keys = [(name, canonical(args)) for name, args in new]
+    if base_keys == new_keys:  # the common case of a large diff: nothing moved
+        return [_row("same", name, i, i) for i, (name, _) in enumerate(new_keys)]
     kept = _lcs(base_keys, new_keys)
     kept_base = {i for i, _ in kept}
     kept_new = {j for _, j in kept}
@@ -75,14 +77,14 @@ def align_calls(base: Sequence[Call], new: Sequence[Call]) -> list[AlignedCall]:
         nonlocal next_base
         for i in range(next_base, upto):
             if i not in kept_base and i not in paired_base:
-                rows.append(AlignedCall(op="removed", tool=base[i][0], base=i, new=None))
+                rows.append(_row("removed", base[i][0], i, None))
         next_base = max(next_base, upto)
 
     for j in range(len(new)):
         if j in anchors:
             flush(anchors[j])
             next_base = anchors[j] + 1
-            rows.append(AlignedCall(op="same", tool=new[j][0], base=anchors[j], new=j))
+            rows.append(_row("same", new[j][0], anchors[j], j))
         elif j in partner:
             op, i = partner[j]
             following = min((anchors[k] for k in anchors if k > j), default=len(base))
@@ -90,11 +92,20 @@ def align_calls(base: Sequence[Call], new: Sequence[Call]) -> list[AlignedCall]:
                 flush(i)
                 next_base = max(next_base, i + 1)
             diff = _argument_diff(base[i][1], new[j][1]) if op == "changed" else {}
-            rows.append(AlignedCall(op=op, tool=new[j][0], base=i, new=j, arguments=diff))
+            rows.append(_row(op, new[j][0], i, j, diff))
         else:
-            rows.append(AlignedCall(op="added", tool=new[j][0], base=None, new=j))
+            rows.append(_row("added", new[j][0], None, j))
     flush(len(base))
     return rows
+
+
+_NO_ARGUMENTS: dict[str, Any] = {}
+
+
+def _row(op: Op, tool: str, base: int | None, new: int | None, arguments: dict[str, Any] | None = None) -> AlignedCall:
+    """A row built without validation (the values are ours; a diff of 100,000 pairs makes millions of rows);
+    rows without an argument difference share one empty dict."""
+    return AlignedCall.model_construct(op=op, tool=tool, base=base, new=new, arguments=arguments or _NO_ARGUMENTS)
 
 
 def _lcs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
