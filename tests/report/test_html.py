@@ -318,3 +318,16 @@ def test_imported_traces_show_their_own_outcome(report_inputs: dict[str, Any], t
     assert "<th>outcome</th>" in index
     row = next(line for line in index.split("<tr>") if unbound["trace_id"] in line)
     assert "reward 0.0" in row
+
+
+def test_an_importers_outcome_is_a_filter_with_its_own_list_page(report_inputs: dict[str, Any], tmp_path: Path) -> None:
+    results = copy.deepcopy(report_inputs["results"])
+    unbound = next(trace for trace in results["traces"] if trace["case_id"] is None)
+    unbound["meta"] = {"task_id": 7, "trial": 1, "reward": 0.0}
+    pages = _write({**report_inputs, "results": results}, tmp_path / "outcome")
+    index = pages[0].read_text(encoding="utf-8")
+    (listed,) = [page for page in pages if page.name.startswith("outcome-")]
+    assert f'href="kinds/{listed.name}"' in index and 'id="outcomes"' in index
+    text = " ".join(_parse(listed).text)
+    assert "Outcome: reward 0.0" in text and unbound["trace_id"] in text
+    assert not any(page.name.startswith("outcome-") for page in _write(report_inputs, tmp_path / "none"))

@@ -8,6 +8,7 @@ Layout of ``DIR``::
     traces/<trace>.html       one page per trace: timeline, findings on their calls, call graph
     kinds/finding-<k>.html    every trace with a finding kind (paginated likewise)
     kinds/mode-<m>.html       every trace with a failure mode
+    kinds/outcome-<o>.html    every trace with an importer's outcome (tau-bench ``reward 1.0``): the filter
 
 Pages carry their CSS inline and draw the call graph as inline SVG; a Content-Security-Policy allows
 nothing else, so a page never runs a script or makes a request. The same input gives the same bytes:
@@ -35,6 +36,7 @@ from tracekit.report.summary import (
     PassK,
     failure_modes_by_kind,
     findings_by_kind,
+    outcomes_by_value,
     overall_tally,
     tally_by_dimension,
     tally_by_run,
@@ -176,7 +178,9 @@ def write_html_report(
 
     findings = findings_by_kind(runs)
     modes = failure_modes_by_kind(runs)
-    for prefix, section, groups in (("finding", "findings", findings), ("mode", "failure-modes", modes)):
+    outcomes = outcomes_by_value(runs)
+    for prefix, section, groups in (("finding", "findings", findings), ("mode", "failure-modes", modes),
+                                    ("outcome", "outcomes", outcomes)):  # fmt: skip
         for group in groups:
             _write_list(render, links, prefix, section, group, page_size)
 
@@ -192,6 +196,7 @@ def write_html_report(
         "pass_k": pass_k,
         "findings": findings,
         "failure_modes": modes,
+        "outcomes": outcomes,
         "limit": TABLE_LIMIT,
         "inline_links": INLINE_LINKS,
         "change_badges": CHANGE_BADGES,
@@ -209,13 +214,15 @@ def _write_list(
     render: Callable[..., None], links: SiteLinks, prefix: str, section: str, group: KindGroup, page_size: int
 ) -> None:
     pages = _pages(len(group.runs), page_size, lambda n: links.kind(prefix, group.kind, n))
-    heading = f"{'Finding' if prefix == 'finding' else 'Failure mode'}: {group.kind}"
+    title, section_name = {"finding": ("Finding", "findings"), "mode": ("Failure mode", "failure modes"),
+                           "outcome": ("Outcome", "outcomes")}[prefix]  # fmt: skip
+    heading = f"{title}: {group.kind}"
     for page in pages:
         render(
             page.href,
             "list.html.j2",
             heading=heading,
-            section="findings" if prefix == "finding" else "failure modes",
+            section=section_name,
             anchor=section,
             page=page.number,
             pages=pages,

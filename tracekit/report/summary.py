@@ -129,6 +129,12 @@ def findings_by_kind(runs: Iterable[Run]) -> list[KindGroup]:
     return _group_by_kind(runs, lambda run: [finding.kind for finding in run.findings], with_severity=True)
 
 
+def outcomes_by_value(runs: Iterable[Run]) -> list[KindGroup]:
+    """Imported traces grouped by their importer's own outcome (``reward 1.0``, ``reward 0.0``), most frequent
+    first: the report's filter on an outcome (one list page per value)."""
+    return _group_by_kind(runs, lambda run: [run.outcome] if run.outcome else [], with_severity=False)
+
+
 def failure_modes_by_kind(runs: Iterable[Run]) -> list[KindGroup]:
     """Failure modes (the attribution of failing runs) grouped by kind, most frequent first."""
     return _group_by_kind(runs, lambda run: run.failure_modes, with_severity=False)
