@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tracekit.importers.common import ImportedTrace
 from tracekit.importers.otel import import_spans
 from tracekit.importers.otel_otlp import Span, indexed
@@ -76,11 +78,26 @@ def model_step(span: Span, problems: list[str]) -> ModelStep:
     if inputs:
         step.system, step.input = openai.request_conversation({"messages": inputs})
     if outputs:
-        step.output = {"role": "assistant", "content": openai.assistant_blocks(outputs[0])}
+        replies = outputs if len(outputs) > 1 and _is_responses_output(attributes) else outputs[:1]
+        step.output = {"role": "assistant", "content": [b for r in replies for b in openai.assistant_blocks(r)]}
     if not inputs and not outputs and not span.error:
         problems.append(f"{span.where}: LLM span without llm.input_messages / llm.output_messages "
                         "(inputs and outputs hidden?)")
     return step
+
+
+def _is_responses_output(attributes: dict[str, Any]) -> bool:
+    """Whether the span's output is a Responses API response, whose output items the instrumentation writes
+    as one message each (one reply; several chat completion messages are choices, of which the first is
+    the reply)."""
+    value = attributes.get("output.value")
+    if not isinstance(value, str) or '"response"' not in value:
+        return False
+    try:
+        document = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and document.get("object") == "response"
 
 
 def tool_step(span: Span) -> ToolStep:

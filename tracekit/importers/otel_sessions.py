@@ -134,11 +134,46 @@ def group_sessions(mapped: list[MappedSpan]) -> list[Session]:
             session.header.setdefault(name, value)
         session.problems.extend(item.problems)
         if item.step is not None:
+            if isinstance(item.step, ModelStep) and item.step.input:
+                item.step.input = joined_turns(item.step.input)
             session.steps.append(item.step)
         elif item.role in ("unknown", "unmapped"):
             session.unmapped.setdefault(item.span.name, []).append(item.span.where)
     sessions = [session for session in groups.values() if session.steps or session.header.get("trace_id")]
     return _stitch(sessions)
+
+
+def joined_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with consecutive assistant messages joined into one turn, and consecutive user messages
+    that hold only tool results too.
+
+    The Responses API sends a turn as separate items (a ``message``, then each ``function_call``; each
+    ``function_call_output``), and instrumentations write each item as a message of its own, while the
+    reply they record is one message; the proxy's Responses provider groups the items into turns, and so
+    does this, so a re-sent reply reads as the reply it was."""
+    joined: list[dict[str, Any]] = []
+    for message in messages:
+        previous = joined[-1] if joined else None
+        if previous is not None and previous.get("role") == message.get("role") and (
+            message.get("role") == "assistant" or (_only_results(previous) and _only_results(message))
+        ):
+            content = _as_blocks(previous.get("content")) + _as_blocks(message.get("content"))
+            joined[-1] = {**previous, "content": content}
+        else:
+            joined.append(message)
+    return joined
+
+
+def _only_results(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return (message.get("role") == "user" and isinstance(content, list) and bool(content)
+            and all(isinstance(block, dict) and block.get("type") == "tool_result" for block in content))
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": content}] if isinstance(content, str) and content else []
 
 
 def _conversation(
