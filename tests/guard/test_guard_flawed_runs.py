@@ -71,12 +71,17 @@ def test_recorded_live_findings_equal_offline_analysis_of_the_same_traces(librar
     assert flagged >= 2  # the retry loops of C4-LD-01 and C4-DR-02
 
 
+#: The flawed policy's retry loops: the case and the tool it retries with the same arguments.
+RETRY_LOOPS = [("C4-LD-01", "search_flights"), ("C4-DR-02", "beike_lookup_city_id")]
+
+
+@pytest.mark.parametrize(("case", "tool"), RETRY_LOOPS)
 def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
-    library: CaseLibrary, tmp_path: Path
+    library: CaseLibrary, tmp_path: Path, case: str, tool: str
 ) -> None:
     config = GuardConfig.model_validate({"findings": {"retry_storm": {"action": "stop"}},
                                          "detectors": {"retry_storm": {"failures": 4}}})  # fmt: skip
-    _, path = run_guarded(library, tmp_path, "C4-LD-01", config)
+    _, path = run_guarded(library, tmp_path, case, config)
     lines = records(path)
     calls = [r for r in lines if r["kind"] == "tool_call"]
     (stop,) = [r for r in lines if r["kind"] == "guard"]
@@ -104,22 +109,24 @@ def test_stop_ends_the_session_at_the_configured_call_and_the_trace_says_why(
     assert "failed 4 times" in written["message"]
     results = read_results_file(results_file)
     markdown = render_markdown(runs_from_results(results), results.summary)
-    assert "**Guard (1):**" in markdown and "stop `retry_storm`: search\\_flights failed 4 times" in markdown
+    escaped = tool.replace("_", "\\_")  # Markdown
+    assert "**Guard (1):**" in markdown and f"stop `retry_storm`: {escaped} failed 4 times" in markdown
     shown = CliRunner().invoke(cli, ["show", str(path)])
     assert shown.exit_code == 0
-    assert "⛨ guard stop retry_storm #0,#1,#2,#3: search_flights failed 4 times" in shown.output
+    assert f"⛨ guard stop retry_storm #0,#1,#2,#3: {tool} failed 4 times" in shown.output
 
 
+@pytest.mark.parametrize(("case", "tool"), RETRY_LOOPS)
 def test_warn_adds_the_note_to_the_next_request_and_records_the_injection(
-    library: CaseLibrary, tmp_path: Path
+    library: CaseLibrary, tmp_path: Path, case: str, tool: str
 ) -> None:
     config = GuardConfig.model_validate({"findings": {"retry_storm": {"action": "warn"}}})
-    _, path = run_guarded(library, tmp_path, "C4-LD-01", config)
+    _, path = run_guarded(library, tmp_path, case, config)
     lines = records(path)
     warned = [r for r in lines if r["kind"] == "guard" and r["action"] == "warn"]
     assert len(warned) == 1  # acted on once; later growth is recorded only
     (note,) = [r for r in lines if r["kind"] == "intercept" and r["mode"] == "guard_note"]
-    assert note["model_call"] == warned[0]["model_call"] and "failed 3 times" in note["injected"]
+    assert note["model_call"] == warned[0]["model_call"] and f"{tool} failed 3 times" in note["injected"]
     noted = next(r for r in lines if r["kind"] == "model_call" and r["index"] == note["model_call"])
     last_message = noted["request"]["messages"][-1]
     assert last_message["role"] == "user" and last_message["content"][-1] == {"type": "text", "text": note["injected"]}
