@@ -33,19 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy_latency import percentile, request_body  # a sibling script
-
-GUARD_FILE = """\
-findings:
-  repeated_call: {action: warn}
-  retry_storm: {action: stop}
-budgets:
-  tokens: {limit: 1000000000, action: stop}
-  model_calls: {limit: 1000000, action: stop}
-  tool_calls: {limit: 1000000, action: warn}
-  seconds: {limit: 86400, action: stop}
-  errors: {limit: 1000000, action: warn}
-"""
+from proxy_latency import GUARD_FILE, percentile, request_body  # a sibling script
 
 
 def turn(number: int, stream: bool) -> bytes:

@@ -4,14 +4,17 @@ Anthropic Messages API and the OpenAI Responses API.
 Processes on loopback: a minimal upstream (this file with ``--serve-upstream``: fixed JSON and SSE
 answers on ``/v1/messages`` and ``/v1/responses``, no work per request), ``tracekit record`` in front of
 it (writing traces to a temporary folder), a bare aiohttp forwarder as a reference point
-(``--serve-forwarder``; skip it with ``--no-baseline``), and this client. Each round sends the same
+(``--serve-forwarder``; skip it with ``--no-baseline``), with ``--guard`` a second ``tracekit record`` with
+the live guard (``GUARD_FILE``: a warn rule, a stop rule and every budget, none reached, so every check runs),
+and this client. Each round sends the same
 request directly and through each proxy, the order rotating from round to round, over one keep-alive
 connection per target, so all see the same machine state. The added latency of a proxied request is its
-time minus the direct request's time in the same round.
+time minus the direct request's time in the same round; what the guard adds is the guarded proxy's time
+minus the plain one's in the same round (target: at most 0.2 ms median, issue 21).
 
 Usage::
 
-    python benchmarks/proxy_latency.py [--requests 500] [--out benchmarks/results/proxy_latency.md]
+    python benchmarks/proxy_latency.py [--requests 500] [--guard] [--out benchmarks/results/proxy_latency.md]
 """
 
 from __future__ import annotations
@@ -30,6 +33,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+RECORD = "tracekit record"
+GUARDED = "tracekit record --guard"
+GUARD_FILE = """\
+findings:
+  repeated_call: {action: warn}
+  retry_storm: {action: stop}
+budgets:
+  tokens: {limit: 1000000000, action: stop}
+  model_calls: {limit: 1000000, action: stop}
+  tool_calls: {limit: 1000000, action: warn}
+  seconds: {limit: 86400, action: stop}
+  errors: {limit: 1000000, action: warn}
+"""
 
 REPLY = {
     "id": "msg_bench", "type": "message", "role": "assistant", "model": "claude-bench",
@@ -221,7 +238,8 @@ def measure(
     direct_port: int, proxies: dict[str, int], requests: int, stream: bool, warmup: int, route: str
 ) -> dict[str, dict]:
     """Interleave direct and proxied requests (the order rotating each round); per proxy, the added latency
-    of each proxied request over the direct one of the same round."""
+    of each proxied request over the direct one of the same round (and, with the guarded proxy, the guard's
+    own: guarded minus plain, same round, under ``"guard"``)."""
     names = ["direct", *proxies]
     connections = {"direct": http.client.HTTPConnection("127.0.0.1", direct_port)}
     connections.update({name: http.client.HTTPConnection("127.0.0.1", port) for name, port in proxies.items()})
@@ -247,6 +265,11 @@ def measure(
             "direct_p99": percentile(direct, 0.99),
             "proxied_p99": percentile(samples[name], 0.99),
         }
+    if GUARDED in proxies:
+        guard = [g - p for g, p in zip(samples[GUARDED], samples[RECORD], strict=True)]
+        results["guard"] = {"record_median": statistics.median(samples[RECORD]),
+                            "guarded_median": statistics.median(samples[GUARDED]),
+                            "added_median": statistics.median(guard), "added_p99": percentile(guard, 0.99)}  # fmt: skip
     return results
 
 
@@ -256,6 +279,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--out", type=Path, help="Write the results as Markdown here.")
     parser.add_argument("--no-baseline", action="store_true", help="Skip the bare aiohttp forwarder reference.")
+    parser.add_argument("--guard", action="store_true", help="Add a `tracekit record --guard` row (issue 21).")
     parser.add_argument("--serve-upstream", metavar="PORT_FILE", help=argparse.SUPPRESS)
     parser.add_argument("--serve-forwarder", metavar="UPSTREAM_PORT", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -269,7 +293,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         port_file = Path(scratch) / "port"
         upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream", str(port_file)])
-        proxy = forwarder = None
+        proxy = forwarder = guarded = None
         try:
             deadline = time.monotonic() + 20
             while not port_file.exists() or not port_file.read_text():
@@ -284,26 +308,40 @@ def main() -> int:
             )  # fmt: skip
             assert proxy.stdout is not None
             proxy_port = int(proxy.stdout.readline().rsplit(":", 1)[1])
-            proxies = {"tracekit record": proxy_port}
+            proxies = {RECORD: proxy_port}
+            if args.guard:
+                guard_file = Path(scratch) / "guard.yaml"
+                guard_file.write_text(GUARD_FILE, encoding="utf-8")
+                guarded = subprocess.Popen(
+                    ["tracekit", "record", "--upstream", f"http://127.0.0.1:{upstream_port}", "--port", "0",
+                     "--out", str(Path(scratch) / "guarded"), "--guard", str(guard_file)], stdout=subprocess.PIPE,
+                    text=True,
+                )  # fmt: skip
+                assert guarded.stdout is not None
+                proxies[GUARDED] = int(guarded.stdout.readline().rsplit(":", 1)[1])
             if not args.no_baseline:
                 forwarder = subprocess.Popen([sys.executable, __file__, "--serve-forwarder", str(upstream_port)],
                                              stdout=subprocess.PIPE, text=True)  # fmt: skip
                 assert forwarder.stdout is not None
                 proxies["bare aiohttp forwarder (reference)"] = int(forwarder.stdout.readline().rsplit(":", 1)[1])
-            results = {}
+            results: dict[str, dict] = {}
+            guard_rows: dict[str, dict] = {}
             for api, route in (("", "/v1/messages"), ("Responses API, ", "/v1/responses")):
                 for kind, stream in (("JSON response", False), ("first SSE event", True)):
                     figures = measure(upstream_port, proxies, args.requests, stream, args.warmup, route)
+                    guard_row = figures.pop("guard", None)
+                    if guard_row is not None:
+                        guard_rows[f"{api}{kind}"] = guard_row
                     for name, row in figures.items():
                         results[f"{api}{kind}: {name}"] = row
             recorded = len(list(traces.glob("*.jsonl")))
         finally:
-            for process in (proxy, forwarder, upstream):
+            for process in (proxy, guarded, forwarder, upstream):
                 if process is not None:
                     process.terminate()
                     process.wait(timeout=10)
     command = "python benchmarks/proxy_latency.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    report = render(results, args.requests, recorded, command, (load_before, os.getloadavg()[0]))
+    report = render(results, args.requests, recorded, command, (load_before, os.getloadavg()[0]), guard_rows)
     print(report)
     if args.out:
         args.out.write_text(report, encoding="utf-8")
@@ -311,7 +349,12 @@ def main() -> int:
 
 
 def render(
-    results: dict[str, dict], requests: int, recorded: int, command: str, load: tuple[float, float]
+    results: dict[str, dict],
+    requests: int,
+    recorded: int,
+    command: str,
+    load: tuple[float, float],
+    guard_rows: dict[str, dict] | None = None,
 ) -> str:
     lines = [
         "# Proxy latency: `tracekit record` vs. the same upstream directly",
@@ -341,6 +384,20 @@ def render(
         "forwarder (no parsing, stitching or recording): the cost of the HTTP stack itself on this machine.",
         "",
     ]
+    if guard_rows:
+        lines += [
+            "What `--guard` adds (issue 21): `tracekit record --guard` minus `tracekit record` in the same round "
+            "(the guard file turns on a warn rule, a stop rule and every budget; no limit is reached).",
+            "",
+            "| request | record median | record --guard median | **guard added, median** | guard added, p99 |",
+            "|---|---|---|---|---|",
+        ]
+        for name, r in guard_rows.items():
+            lines.append(f"| {name} | {r['record_median']:.3f} | {r['guarded_median']:.3f} | "
+                         f"**{r['added_median']:.3f}** | {r['added_p99']:.3f} |")  # fmt: skip
+        worst = max(r["added_median"] for r in guard_rows.values())
+        lines += ["", f"Target: the guard adds at most 0.2 ms median: {'met' if worst <= 0.2 else 'missed'} "
+                  f"(largest median {worst:.3f} ms).", ""]  # fmt: skip
     return "\n".join(lines)
 
 
