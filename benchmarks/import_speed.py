@@ -1,4 +1,5 @@
-"""Import speed: traces per second for ``tracekit import otel`` and ``openinference`` on 10,000 spans of input.
+"""Import speed: traces per second for ``tracekit import otel``, ``openinference`` and ``openai-agents`` on
+10,000 spans of input.
 
 The input is made by code, not by hand: the example recordings (``recordings/flawed`` and
 ``recordings/reference``) exported by ``tracekit export otel --with-content`` (GenAI conventions, hex ids),
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime as dt
 import platform
 import shutil
 import tempfile
@@ -29,7 +31,7 @@ from typing import Any
 import orjson
 
 from tracekit.export.otel import otlp_document
-from tracekit.importers import import_openinference, import_otel, write_traces
+from tracekit.importers import import_openai_agents, import_openinference, import_otel, write_traces
 from tracekit.trace import load_trace, trace_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,6 +101,61 @@ def _flat_message(out: dict[str, Any], prefix: str, message: dict[str, Any]) -> 
         out[f"{prefix}.content"] = responses[0].get("response")
 
 
+def to_agents_export(line: bytes) -> bytes:
+    """One GenAI OTLP line as the Agents SDK's export: invoke_agent -> trace and agent span, chat ->
+    generation (chat messages in and out, usage), execute_tool -> function (JSON arguments, output)."""
+    document = orjson.loads(line)
+    items: list[dict[str, Any]] = []
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        values = {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+        operation = values.get("gen_ai.operation.name")
+        times = {"started_at": _iso(span["startTimeUnixNano"]), "ended_at": _iso(span["endTimeUnixNano"])}
+        common = {"object": "trace.span", "id": f"span_{span['spanId']}", "trace_id": f"trace_{span['traceId']}",
+                  "parent_id": None, **times, "error": None}  # fmt: skip
+        if operation == "invoke_agent":
+            items.append({"object": "trace", "id": common["trace_id"], "workflow_name": "Agent workflow",
+                          "group_id": values.get("gen_ai.conversation.id"), "metadata": None})  # fmt: skip
+            items.append({**common, "span_data": {"type": "agent", "name": values.get("gen_ai.agent.name")}})
+        elif operation == "chat":
+            system = orjson.loads(values.get("gen_ai.system_instructions") or "[]")
+            chat = [{"role": "system", "content": "".join(p.get("content", "") for p in system)}] if system else []
+            for message in orjson.loads(values.get("gen_ai.input.messages") or "[]"):
+                chat.extend(_chat_messages(message))
+            output = [m for message in orjson.loads(values.get("gen_ai.output.messages") or "[]")
+                      for m in _chat_messages(message)]  # fmt: skip
+            usage = {"input_tokens": int(values.get("gen_ai.usage.input_tokens") or 0),
+                     "output_tokens": int(values.get("gen_ai.usage.output_tokens") or 0)}  # fmt: skip
+            model = values.get("gen_ai.request.model")
+            items.append({**common, "span_data": {"type": "generation", "input": chat, "output": output,
+                                                  "model": model, "usage": usage}})  # fmt: skip
+        elif operation == "execute_tool":
+            items.append({**common, "span_data": {"type": "function", "name": values.get("gen_ai.tool.name"),
+                                                  "input": values.get("gen_ai.tool.call.arguments"),
+                                                  "output": values.get("gen_ai.tool.call.result")}})  # fmt: skip
+    return orjson.dumps({"data": items})
+
+
+def _chat_messages(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """One GenAI role/parts message as chat messages (a tool message per tool_call_response part)."""
+    parts = message.get("parts", [])
+    if message["role"] == "tool" or any(p.get("type") == "tool_call_response" for p in parts):
+        return [{"role": "tool", "tool_call_id": p.get("id"), "content": p.get("response")}
+                for p in parts if p.get("type") == "tool_call_response"]  # fmt: skip
+    text = "".join(p.get("content", "") for p in parts if p.get("type") == "text")
+    chat: dict[str, Any] = {"role": message["role"], "content": text}
+    calls = [{"id": p.get("id"), "type": "function",
+              "function": {"name": p.get("name"), "arguments": orjson.dumps(p.get("arguments")).decode()}}
+             for p in parts if p.get("type") == "tool_call"]  # fmt: skip
+    if calls:
+        chat["tool_calls"] = calls
+    return [chat]
+
+
+def _iso(nanoseconds: str | int) -> str:
+    moment = dt.datetime.fromtimestamp(int(nanoseconds) / 1e9, dt.timezone.utc)
+    return moment.isoformat(timespec="microseconds")
+
+
 def timed(run: Callable[[list[str]], list[Any]], repeat: int, scratch: Path) -> tuple[float, float, int]:
     """Best seconds to import and to import + write, and the number of traces."""
     best_import = best_total = float("inf")
@@ -127,15 +184,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         otel_file, oi_file = scratch / "otel.jsonl", scratch / "openinference.jsonl"
+        agents_file = scratch / "openai-agents.jsonl"
         otel_file.write_bytes(b"\n".join(lines) + b"\n")
         oi_file.write_bytes(b"\n".join(to_openinference(line) for line in lines) + b"\n")
+        agents_file.write_bytes(b"\n".join(to_agents_export(line) for line in lines) + b"\n")
         print(f"input: {spans} spans, {traces} sessions; otel {otel_file.stat().st_size / 1e6:.1f} MB, "
-              f"openinference {oi_file.stat().st_size / 1e6:.1f} MB")
+              f"openinference {oi_file.stat().st_size / 1e6:.1f} MB, "
+              f"openai-agents {agents_file.stat().st_size / 1e6:.1f} MB")
         print(f"python {platform.python_version()}, {platform.machine()}")
         print("| importer | traces | import s | traces/s | spans/s | import + write s | traces/s with write |")
         print("|---|---|---|---|---|---|---|")
         for name, run in (("otel", lambda p: import_otel([otel_file], p)),
-                          ("openinference", lambda p: import_openinference([oi_file], p))):
+                          ("openinference", lambda p: import_openinference([oi_file], p)),
+                          ("openai-agents", lambda p: import_openai_agents([agents_file], p))):
             seconds, total, count = timed(run, args.repeat, scratch)
             print(f"| {name} | {count} | {seconds:.2f} | {count / seconds:.0f} | {spans / seconds:.0f} "
                   f"| {total:.2f} | {count / total:.0f} |")
