@@ -9,7 +9,7 @@ from pydantic import Field
 
 from tracekit.cases.base import StrictModel
 from tracekit.cases.matchers import ExpectedCall
-from tracekit.cases.tiers import Bound, Tiers, ToolTiers
+from tracekit.cases.scoring import Bound, Tiers, ToolTiers
 
 OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset", "unordered"]
 

@@ -29,8 +29,7 @@ from tracekit.cases.injections import (
     ToolMock,
 )
 from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NumberRange, OutputRef
-from tracekit.cases.scoring import Criteria, Judge, Scoring, SkillGroup, Skills
-from tracekit.cases.tiers import Bound, Tiers, ToolTiers
+from tracekit.cases.scoring import Bound, Criteria, Judge, Scoring, SkillGroup, Skills, Tiers, ToolTiers
 
 # The names below were defined here before the models were split by concept; they stay importable
 # from tracekit.cases.model (and from tracekit.cases) for existing importers.

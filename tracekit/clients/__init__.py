@@ -44,10 +44,12 @@ demo shipped with tracekit registers its own prefix this way.
 - ``ApiModelClient``: the default, a model API.
 """
 
-from tracekit.clients.api import API_KEY_VARIABLES, DEFAULT_UPSTREAMS, ApiModelClient
 from tracekit.clients.base import Endpoint, ModelClient, ModelUse, Purpose, WireProtocol
 from tracekit.clients.registry import (
+    API_KEY_VARIABLES,
+    DEFAULT_UPSTREAMS,
     ENTRY_POINT_GROUP,
+    ApiModelClient,
     ClientFactory,
     model_client,
     model_client_prefixes,

@@ -5,7 +5,9 @@ before its first ``:``) for a client. A prefix is registered by ``@register_mode
 the module that says so is imported, or by an entry point of the group ``tracekit.model_clients`` (name:
 the prefix, value: the factory), which is loaded only when a name with that prefix is asked for and no
 factory is registered for it yet. A name without a registered prefix (``claude-sonnet-4-5``,
-``llama3:8b``) goes to a model API (``tracekit.clients.api``).
+``llama3:8b``) goes to a model API: ``ApiModelClient``, the default client (``claude-sonnet-4-5`` goes to
+``https://api.anthropic.com``, ``gpt-4.1 --provider openai`` to ``https://api.openai.com/v1``, and any
+name to ``--base-url`` when one is given).
 """
 
 from __future__ import annotations
@@ -15,9 +17,21 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import TypeVar
 
-from tracekit.clients.api import ApiModelClient
-from tracekit.clients.base import ModelClient
+from tracekit.clients.base import Endpoint, ModelClient, ModelUse
 from tracekit.errors import ModelClientError
+
+#: The model APIs, by wire protocol.
+DEFAULT_UPSTREAMS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+#: The environment variable holding each provider's API key.
+API_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+class ApiModelClient(ModelClient):
+    """A model behind a real API: the requests go to ``use.base_url`` or the provider's API."""
+
+    def open(self, use: ModelUse) -> Endpoint:
+        """An endpoint that starts nothing: the API is already there."""
+        return Endpoint(use.base_url or DEFAULT_UPSTREAMS[use.provider])
+
 
 #: The entry-point group through which installed packages register model-name prefixes.
 ENTRY_POINT_GROUP = "tracekit.model_clients"

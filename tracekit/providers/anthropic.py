@@ -8,7 +8,8 @@ Stream assembly follows the official SDK's ``accumulate_event`` (anthropic-sdk-p
 ``lib/streaming/_beta_messages.py``, the superset of the plain variant: it also fills ``compaction``
 blocks and keeps ``usage.iterations``): usage
 numbers on ``message_delta`` are totals that overwrite, tool input JSON is parsed partially as it
-grows, ``signature_delta`` replaces the signature.
+grows (``parse_partial_json``: ``jiter.from_json(..., partial_mode=True)`` as the SDK does, so a cut-off
+document gives its complete part), ``signature_delta`` replaces the signature.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+import jiter
 import orjson
 
 from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, assemble
@@ -26,7 +28,6 @@ from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
 from tracekit.providers.base import with_request_items as with_request_items
-from tracekit.providers.partial_json import parse_partial_json
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 from tracekit.trace.canonical import content_hash
 from tracekit.trace.models import Content, Usage
@@ -360,3 +361,12 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         for block in content
         if isinstance(block, dict)
     ]
+
+
+def parse_partial_json(text: str) -> Any:
+    """The value of a possibly truncated JSON document (unfinished strings dropped); the raw ``text`` when
+    it cannot be parsed."""
+    try:
+        return jiter.from_json(text.encode("utf-8"), partial_mode=True)
+    except ValueError:
+        return text
