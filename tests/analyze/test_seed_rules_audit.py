@@ -101,6 +101,9 @@ def test_b2_fr_02_asking_or_retrying_with_a_default(tmp_path: Path) -> None:
     retried = [first, call("search_flights", {"origin": "广州", "destination": "北京", "date": "2026-04-08"}, FLIGHTS),
                say("明天广州飞北京有 1 个航班。")]  # fmt: skip
     assert run_case(tmp_path, "B2-FR-02", transcript("B2-FR-02", retried), "retried")["verdict"]["result"] == "pass"
+    first_asked = run_case(tmp_path, "B2-FR-02", transcript("B2-FR-02", [say("请问您哪天出发？")]), "first")
+    assert first_asked["verdict"]["result"] == "pass"  # was fail: search_flights was required before asking
+    assert checks_of(first_asked)["either"]["actual"] == ["询问了日期"]
     relayed = run_case(
         tmp_path, "B2-FR-02", transcript("B2-FR-02", [first, say("查询出错：缺少必填参数。")]), "relayed"
     )

@@ -161,7 +161,6 @@ COUNTED = re.compile(r"(超过|>|≥|<)\s*\d+|\d+\s*(次|步)及以上|\d+\s*次
 #: Pass lines "A 或 B" whose branches one machine check covers (reviewed), or that the judge decides.
 ONE_CHECK_COVERS_BOTH = {
     "B2-RC-02": "tool_counts max 2 covers 未调用 and 1-2 次",
-    "B2-FR-02": "recovery accepts ask_user and retry",
     "B2-FR-03": "both branches end in maps_weather for 北京 (the required call); recovery accepts retry and fallback",
     "B2-MM-01": "one_of_tools covers image and text search",
     "TT-01": "the tiers make calculator and code_executor best",
