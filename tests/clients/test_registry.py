@@ -3,12 +3,14 @@ API for everything else."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint, EntryPoints
 from typing import Any
 
 import pytest
 
+import tracekit.clients as clients_package
 from tracekit.clients import (
     DEFAULT_UPSTREAMS,
     ENTRY_POINT_GROUP,
@@ -129,3 +131,18 @@ def test_a_factory_may_refuse_a_name(installed: Installed) -> None:
 
     with pytest.raises(ModelClientError, match="unknown model 'strict:x'"):
         model_client("strict:x")
+
+
+def test_the_documented_example_works_as_written(installed: Installed, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension point's example in ``tracekit.clients``' docstring, run as it is printed there."""
+    doc = clients_package.__doc__ or ""
+    start = doc.index("    import os\n")
+    example = textwrap.dedent(doc[start:doc.index("``tracekit run CASES", start)])
+    exec(compile(example, "tracekit.clients docstring", "exec"), {"__name__": "documented_example"})
+    assert "local" in model_client_prefixes()
+    client = model_client("local:qwen3")
+    assert (type(client).__name__, client.api_key) == ("LocalServer", "no-key")
+    monkeypatch.delenv("LOCAL_MODEL_URL", raising=False)
+    assert client.open(ModelUse("agent", provider="openai")).url == "http://127.0.0.1:8000/v1"
+    monkeypatch.setenv("LOCAL_MODEL_URL", "http://127.0.0.1:9999/v1")
+    assert client.open(ModelUse("judge", provider="openai")).url == "http://127.0.0.1:9999/v1"
