@@ -308,3 +308,35 @@ def test_b2_tc_03_flights_and_hotels_must_both_reach_the_answer(tmp_path: Path) 
     assert silent["verdict"]["result"] == "acceptable"  # was pass: the answer's half of the Pass line went unchecked
     one = run_case(tmp_path, "B2-TC-03", transcript("B2-TC-03", [flights, say("航班 MU523。")]), "c")
     assert one["verdict"]["result"] == "fail"
+
+
+# --------------------------------------------------------------------------- item 9: findings agree with the case
+
+HOT = {
+    "items": [{"rank": 1, "post_id": "hs_001", "title": "第一条"}, {"rank": 2, "post_id": "hs_002", "title": "第二条"}]
+}
+
+
+def test_q3_st_02_a_post_id_from_the_hot_list_is_in_order(tmp_path: Path) -> None:
+    # Seed 001: "Pass：2 步完成（效率比 = 1.0）"; the catalog says post_id comes from weibo_search_posts, but the
+    # hot list produced the value the call used, so no order_violation contradicts the passing verdict.
+    hot = call("weibo_get_hot_search", {}, HOT)
+    detail = call("weibo_get_post_detail", {"post_id": "hs_002"}, {"post_id": "hs_002", "text": "正文"})
+    entry = run_case(tmp_path, "Q3-ST-02", transcript("Q3-ST-02", [hot, detail, say("第二条的正文如下。")]), "a")
+    assert entry["verdict"]["result"] == "pass"
+    assert [finding["kind"] for finding in entry["findings"]] == []
+    # "Fail：4 步及以上"; a post_id nobody produced is out of order (and made up), and the case fails it too
+    guessed = call("weibo_get_post_detail", {"post_id": "hs_999"}, {"post_id": "hs_999", "text": "正文"})
+    steps = [hot, guessed, guessed, guessed, say("正文如下。")]
+    failed = run_case(tmp_path, "Q3-ST-02", transcript("Q3-ST-02", steps), "b")
+    assert failed["verdict"]["result"] == "fail"
+    assert "order_violation" in {finding["kind"] for finding in failed["findings"]}
+
+
+def test_b2_pc_05_the_given_city_id_needs_no_lookup(tmp_path: Path) -> None:
+    # Seed 000 B2-PC-05: "上下文：已知 city_id 为 110000"; "Pass：包含了户型（3 居）和价格区间参数，区间合理".
+    search = {"city_id": 110000, "district": "朝阳区", "room_num": 3, "price_min": 500, "price_max": 700}
+    steps = [call("beike_search_resale_housing", search, {"total": 0}), say("没有找到。")]
+    entry = run_case(tmp_path, "B2-PC-05", transcript("B2-PC-05", steps))
+    assert machine_result(entry) == "pass"
+    assert [finding["kind"] for finding in entry["findings"]] == []  # no "call beike_lookup_city_id first"
