@@ -14,17 +14,24 @@ count passes as pass^k does (``tracekit.analyze.reliability.PASSING``). When a s
 ``pending`` decides nothing. A trace without a verdict is judged by its importer's outcome
 (``outcome_result``: tau-bench ``reward`` 1 is a pass, 0 a fail).
 
+The results JSON holds no times: the model latency deltas come from the trace files (``latency_reader``),
+``traces[].trace_file`` relative to each results file's folder; a trace that cannot be read, or whose model
+calls carry no latency, has an unknown latency (null), never 0.
+
 Example::
 
-    diff = diff_results(read_results_file("base.json"), read_results_file("new.json"))
+    diff = diff_results(read_results_file("old/results.json"), read_results_file("new/results.json"),
+                        latency=latency_reader("old", "new"))
     regressed = [pair.key for pair in diff.pairs if pair.change == "regression"]
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -32,6 +39,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 from tracekit.analyze.reliability import PASSING
 from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.diff.align import AlignedCall, align_calls
+from tracekit.storage import is_url, join
+from tracekit.trace import load_trace
 
 Change = Literal["regression", "improvement", "unchanged", "flaky", "added", "removed"]
 RANK = {"pass": 2, "acceptable": 1, "fail": 0}
@@ -104,7 +113,7 @@ class Diff(BaseModel):
 
 def diff_results(base: Results, new: Results, latency: LatencyReader | None = None) -> Diff:
     """Pair the traces of two results and judge each pair (see the module docstring). ``latency`` reads a
-    trace's model latency (``tracekit.diff.latency``); without it the latency deltas are null."""
+    trace's model latency (``latency_reader``); without it the latency deltas are null."""
     with_run = bool({t.run for t in base.traces if t.run} & {t.run for t in new.traces if t.run})
     before, after = _keyed(base.traces, with_run), _keyed(new.traces, with_run)
     tasks_before, tasks_after = _tasks(before), _tasks(after)
@@ -273,3 +282,30 @@ def _scores(old: TraceResult | None, now: TraceResult | None) -> dict[str, Sides
 
     return {name: Sides(base=get(old, name), new=get(now, name))
             for name in ("tool_use.total", "tool_use.grade", "efficiency.steps")}  # fmt: skip
+
+
+def latency_reader(base_dir: str | Path | None, new_dir: str | Path | None) -> LatencyReader:
+    """Reads a trace's summed model latency (ms); ``*_dir``: the folder each side's ``trace_file`` is
+    relative to (None: the working directory)."""
+    folders = {"base": base_dir, "new": new_dir}
+
+    def read(trace: TraceResult, side: str) -> float | None:
+        return model_latency_ms(trace.trace_file, folders.get(side))
+
+    return read
+
+
+def model_latency_ms(trace_file: str | None, folder: str | Path | None) -> float | None:
+    """The sum of the model calls' ``latency_ms`` in a trace file (None: unreadable or no latency recorded)."""
+    if not trace_file:
+        return None
+    where: str | Path = trace_file
+    if not is_url(trace_file) and not os.path.isabs(trace_file):
+        base = os.fspath(folder) if folder is not None else os.getcwd()
+        where = join(base, trace_file) if is_url(base) else Path(base) / trace_file
+    try:
+        trace = load_trace(where, fast=True)
+    except Exception:  # an unreadable trace file: its latency is unknown, the diff goes on
+        return None
+    latencies = [call.latency_ms for call in trace.kind("model_call") if call.latency_ms is not None]
+    return round(sum(latencies), 3) if latencies else None
