@@ -190,6 +190,18 @@ def test_own_export_reads_back_to_identical_analysis(tmp_path: Path) -> None:
 
     assert len(before["traces"]) > 100
     assert by_id(after) == by_id(before)
+    # The summary too; its lists follow the order the files were read in (two folders, then one).
+    assert unordered(after["summary"]) == unordered(before["summary"])
+
+
+def unordered(value: Any) -> Any:
+    """``value`` with every list sorted, so that two documents differing only in order compare equal."""
+    if isinstance(value, dict):
+        return {key: unordered(item) for key, item in value.items()}
+    if isinstance(value, list):
+        items = [unordered(item) for item in value]
+        return sorted(items, key=lambda item: orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
+    return value
 
 
 def test_without_content_the_trace_says_what_is_missing(tmp_path: Path) -> None:
