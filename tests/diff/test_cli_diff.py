@@ -40,6 +40,13 @@ def test_diff_reference_against_flawed_writes_json_and_markdown_and_fails_on_reg
     assert "**Regressions (" in markdown and len(markdown.splitlines()) < 40
     same = runner.invoke(cli, ["diff", str(reference), str(reference), "--fail-on", "regression"])
     assert same.exit_code == 0 and "0 regression" in same.output
+    # report --baseline judges with the same engine: the same counts
+    report = runner.invoke(cli, ["report", str(flawed), "--baseline", str(reference),
+                                 "--markdown", str(tmp_path / "r.md")])  # fmt: skip
+    assert report.exit_code == 0, report.output
+    counts = document["counts"]
+    assert (f"{counts['regression']} regressions, {counts['improvement']} improvements, {counts['flaky']} flaky, "
+            f"{counts['added']} new, {counts['removed']} missing") in (tmp_path / "r.md").read_text(encoding="utf-8")
 
 
 def test_diff_of_a_file_that_is_not_results_is_bad_input(tmp_path: Path) -> None:
