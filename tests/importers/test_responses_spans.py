@@ -34,12 +34,19 @@ TOOLS: list[Any] = [{"type": "function", "name": "get_weather", "description": "
                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]  # fmt: skip
 
 
-def responses_agent(base_url: str) -> None:
-    """A tool loop on ``client.responses.create`` that re-sends the whole input each turn."""
+def responses_agent(base_url: str, stream: bool) -> None:
+    """A tool loop on ``client.responses.create`` (or the ``responses.stream()`` helper) that re-sends the
+    whole input each turn."""
     client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
     items: list[Any] = [{"role": "user", "content": "北京、上海、广州天气怎么样？"}]
     for _ in range(5):
-        response = client.responses.create(model="gpt-test", instructions="你是天气助手。", input=items, tools=TOOLS)
+        request: dict[str, Any] = {"model": "gpt-test", "instructions": "你是天气助手。", "input": items}
+        request["tools"] = TOOLS
+        if stream:
+            with client.responses.stream(**request) as events:
+                response = events.get_final_response()
+        else:
+            response = client.responses.create(**request)
         calls = [item for item in response.output if item.type == "function_call"]
         if not calls:
             return
@@ -57,20 +64,25 @@ def span_exporter() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
     provider.shutdown()
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["create", "stream"])
 @pytest.mark.parametrize(
     ("fmt", "instrumentor"),
     [("otel", OpenLLMetryInstrumentor), ("openinference", OpenInferenceInstrumentor)],
     ids=["openllmetry-otel", "openinference"],
 )
 def test_a_responses_session_imports_like_the_proxy_recorded_it(
-    tmp_path: Path, span_exporter: tuple[TracerProvider, InMemorySpanExporter], fmt: str, instrumentor: Any
+    tmp_path: Path,
+    span_exporter: tuple[TracerProvider, InMemorySpanExporter],
+    fmt: str,
+    instrumentor: Any,
+    stream: bool,
 ) -> None:
     provider, exporter = span_exporter
     with (
         instrumented(instrumentor(), tracer_provider=provider),
         recorded_upstream(weather_script(), tmp_path / "recorded") as proxy,
     ):
-        responses_agent(proxy.url + "/v1")
+        responses_agent(proxy.url + "/v1", stream)
     spans = exporter.get_finished_spans()
     assert len(spans) == 3 and len({span.context.trace_id for span in spans}) == 3, "stitched on import"
     (tmp_path / "spans.json").write_bytes(otlp_json(spans))
