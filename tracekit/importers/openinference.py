@@ -55,8 +55,10 @@ def map_span(span: Span) -> MappedSpan:
         mapped.step, mapped.role = tool_step(span), "tool"
     elif kind in CONTAINERS:
         mapped.role = "container"
-        if kind == "AGENT":
-            mapped.header["agent"] = str(attributes.get("agent.name") or span.name)
+        if kind == "AGENT" and attributes.get("agent.name") is not None:
+            mapped.header["agent"] = str(attributes["agent.name"])
+        elif kind == "AGENT":  # a workflow span around the named agents: its name only when none is named
+            mapped.header["agent_span"] = span.name
     elif kind:
         mapped.role = "unmapped"
     return mapped

@@ -57,8 +57,9 @@ def build_sessions(sessions: list[Session], *, source: str, origin: str) -> list
             meta = session.header["meta"]
         else:
             meta = {origin: {"trace_ids": session.trace_ids}}
-            if session.header.get("agent"):
-                meta["agent"] = session.header["agent"]
+            agent = session.header.get("agent") or session.header.get("agent_span")
+            if agent:
+                meta["agent"] = agent
         trace = build_session(session, name, source=source, meta=meta)
         traces.append(ImportedTrace(stem, trace.records))
     return traces
