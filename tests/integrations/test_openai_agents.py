@@ -68,11 +68,16 @@ def processors(tmp_path: Path) -> Iterator[tuple[TracekitProcessor, BatchTracePr
     set_tracing_disabled(True)
 
 
-def run_agent(base_url: str, responses: bool) -> str:
+def run_agent(base_url: str, responses: bool, streamed: bool = False) -> str:
     async def run() -> str:
         client = AsyncOpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
         model: Any = (OpenAIResponsesModel if responses else OpenAIChatCompletionsModel)("gpt-test", client)
         agent = Agent(name="weather", instructions="你是天气助手。", tools=[get_weather], model=model)
+        if streamed:
+            running = Runner.run_streamed(agent, "北京、上海、广州天气怎么样？")
+            async for _event in running.stream_events():
+                pass
+            return str(running.final_output)
         result = await Runner.run(agent, "北京、上海、广州天气怎么样？")
         return str(result.final_output)
 
@@ -123,6 +128,28 @@ def test_responses_model_processor_keeps_what_the_export_leaves_out(
     assert from_export.stats() == trace.stats(), "usage is in the export's response spans"
     assert from_export.final_answer() == "", "the SDK's export holds no reply text"
     assert any("not in the export" in str(problem) for problem in from_export.problems)
+
+
+@pytest.mark.parametrize("responses", [False, True], ids=["chat-completions", "responses"])
+def test_a_streamed_run_matches_the_proxy_from_the_processor_and_the_export(
+    tmp_path: Path, processors: tuple[TracekitProcessor, BatchTraceProcessor], responses: bool
+) -> None:
+    # Runner.run_streamed: the SDK keeps a streamed chat completion's reply in the Responses shape.
+    _, exported = processors
+    with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
+        assert run_agent(proxy.url + "/v1", responses=responses, streamed=True) == ANSWER
+    exported.force_flush()
+    theirs = analyze_json(tmp_path / "recorded")
+    mine = analyze_json(tmp_path / "processor")
+    assert [session_view(t) for t in mine["traces"]] == [session_view(t) for t in theirs["traces"]]
+    assert final_answers(tmp_path / "processor") == final_answers(tmp_path / "recorded") == [ANSWER]
+    assert mine["traces"][0]["problems"] == []
+    imported = tmp_path / "imported"
+    assert import_command("openai-agents", str(tmp_path / "export.jsonl"), "--out", str(imported)).exit_code == 0
+    again = analyze_json(imported)
+    assert [session_view(t) for t in again["traces"]] == [session_view(t) for t in theirs["traces"]]
+    if not responses:  # the export of a Responses model holds no reply text (see above)
+        assert final_answers(imported) == [ANSWER]
 
 
 def test_malformed_export_names_file_and_position_and_imports_the_rest(

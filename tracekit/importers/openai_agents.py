@@ -10,7 +10,8 @@ span ``{"object": "trace.span", "id", "trace_id", "parent_id", "started_at", "en
   out the messages and the reply. ``tracekit.integrations.openai_agents.TracekitProcessor`` keeps them
   (it adds ``input`` and ``response``, read here with the Responses provider's conversion);
 - ``generation`` (``OpenAIChatCompletionsModel`` and other chat models): ``input`` / ``output`` chat
-  messages, ``model``, ``usage``;
+  messages (a streamed run's ``output`` is the Responses-shaped response the SDK assembled), ``model``,
+  ``usage``;
 - ``function``: a tool call with ``name``, ``input`` (JSON arguments) and ``output``;
 - ``agent`` and the SDK's ``task`` / ``turn`` custom spans hold the others; ``handoff``, ``guardrail``,
   ``mcp_tools``, ``transcription``, ``speech`` and other custom spans are not model or tool calls and
@@ -123,7 +124,11 @@ def span_step(span: dict[str, Any], where: str) -> Step | None:
         if isinstance(data.get("input"), list):
             step.system, step.input = openai.request_conversation({"messages": data["input"]})
         outputs = [message for message in data.get("output") or [] if isinstance(message, dict)]
-        if outputs:
+        if outputs and isinstance(outputs[0].get("output"), list):
+            # A streamed chat completion: the SDK keeps the Responses-shaped response it assembled
+            # (``agents/models/_trace.py``, ``populate_generation_span``), not the chat message.
+            step.output = openai_responses.response_message(outputs[0])
+        elif outputs:
             step.output = {"role": "assistant", "content": openai.assistant_blocks(outputs[0])}
     elif kind == "function":
         tool = ToolStep(where, start, end, str(data.get("name") or "tool"), is_error=error is not None)
