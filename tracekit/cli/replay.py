@@ -44,7 +44,8 @@ def replay(
     max_body_bytes: int,
     guard_file: str | None,
 ) -> None:
-    """Answer POST /v1/messages and /v1/chat/completions from the traces in DIRECTORY.
+    """Answer POST /v1/messages, /v1/chat/completions, /v1/responses and every other recorded route from the
+    traces in DIRECTORY.
 
     Requests match recordings by a canonical key of their body (not headers; `stream` and volatile
     fields ignored); repeats are answered first-in, first-out. A stream request gets SSE even from a
