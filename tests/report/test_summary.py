@@ -188,13 +188,15 @@ def test_category_bars_are_per_run_never_pooled(tmp_path: Any) -> None:
     100% and 33%, each with its own bar on the index."""
     from tracekit.report import write_reports
 
-    summary, runs = _runs(_two_runs())
-    (row,) = tally_by_dimension(summary, runs)
+    summary, _ = _runs(_two_runs())
+    (row,) = tally_by_dimension(summary, per_run=True)
     assert row.tally.total == 7  # the summary's pooled figure stays available; the bars below are per run
     by_run = {tally.label: (tally.counts["pass"], tally.total) for tally in row.per_run["PC"]}
     assert by_run == {"scripted:flawed": (1, 3), "scripted:reference": (4, 4)}
     assert [tally.label for tally in row.per_run[""]] == ["scripted:flawed", "scripted:reference"]
-    assert tally_by_dimension(summary, [run for run in runs if "reference" in str(run.run_name)])[0].per_run == {}
+    assert tally_by_dimension(summary)[0].per_run == {}  # the Markdown's table: no per-run rows
+    reference_only, _ = _runs([item for item in _two_runs() if "reference" in str(item["run"])])
+    assert tally_by_dimension(reference_only, per_run=True)[0].per_run == {}  # one run: nothing to tell apart
     index = write_reports(complete(_two_runs()), tmp_path / "html").html[0].read_text(encoding="utf-8")
     table = index[index.index('id="dimensions"'):index.index("</table>", index.index('id="dimensions"'))]
     assert table.count('class="bar"') == 4  # B2 and B2-PC, once per run

@@ -23,6 +23,7 @@ from tracekit.analyze.summary_model import (
     GroupFigures,
     GroupPair,
     VerdictCounts,
+    written_rate,
 )
 
 
@@ -97,16 +98,16 @@ def ab_comparison(rows: list[Row]) -> ABComparison | None:
 def group_figures(rows: list[Row]) -> GroupFigures:
     """One group's figures over its traces (an empty group has null rates and zero means)."""
     decided = [row for row in rows if row.result != "pending"]
-    passed = [row for row in decided if row.result == "pass"]
     usable = [row for row in decided if row.result in ("pass", "acceptable")]
     count = len(rows) or 1
-    results = Counter(row.result for row in rows)
+    tallied = Counter(row.result for row in rows)
+    results = VerdictCounts.model_validate({result: tallied[result] for result in RESULTS})
     return GroupFigures(
         traces=len(rows),
         pending=len(rows) - len(decided),
-        pass_rate=round(len(passed) / len(decided), 3) if decided else None,
+        pass_rate=written_rate(results.pass_rate),
         pass_or_acceptable_rate=round(len(usable) / len(decided), 3) if decided else None,
-        results=VerdictCounts.model_validate({result: results[result] for result in RESULTS}),
+        results=results,
         mean_tool_use_total=round(sum(row.total for row in rows) / count, 2),
         mean_steps=round(sum(row.steps for row in rows) / count, 2),
         mean_output_tokens=round(sum(row.tokens for row in rows) / count, 1),

@@ -14,8 +14,8 @@ It holds:
 - seed 004's section rates for C4 (循环检测率, 死锁恢复率, 过早放弃率, 放弃合理性);
 - ``reliability`` (null without verdicts): pass^k per task and its mean for k = 1 .. the most decided
   repeats of a task, overall and per skill group, and the flaky tasks (``tracekit.analyze.reliability``);
-- ``runs``: one row per run: its traces, verdict counts (overall and per dimension), pass rate, mean
-  pass^k and its own A/B comparison;
+- ``runs``: one row per run: its traces, verdict counts (overall, per dimension and per category: the same
+  ``Breakdown`` counts them as the summary's own), pass rate, mean pass^k and its own A/B comparison;
 - ``ab``: Group A vs Group B (``tracekit.analyze.comparison``), or null when no case ran in both groups.
 
 Every statistic of the reports comes from here; nothing downstream recomputes one.
@@ -46,6 +46,7 @@ from tracekit.analyze.summary_model import (
     ResultsSummary,
     RunSummary,
     VerdictCounts,
+    written_rate,
 )
 
 Digest = dict[str, Any]
@@ -91,15 +92,50 @@ class Counted(Protocol):
     small: Digest | None
 
 
+def category_key(dimension: str, category: str) -> str:
+    """A verdict's key in ``by_category``: ``<dimension>-<category>`` (``B2-PC``), the traps by ``TT`` alone."""
+    return f"{dimension}-{category}" if dimension != "TT" else "TT"
+
+
+class Breakdown:
+    """Verdict counts overall, per dimension and per category: the summary's own and each run's, counted
+    (and merged, and written) by this one code."""
+
+    def __init__(self) -> None:
+        self.verdicts: Counter[str] = Counter()
+        self.by_dimension: dict[str, Counter[str]] = defaultdict(Counter)
+        self.by_category: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, dimension: str, category: str, result: str) -> None:
+        """Count one verdict of a case of ``dimension`` / ``category``."""
+        self.verdicts[result] += 1
+        self.by_dimension[dimension][result] += 1
+        self.by_category[category_key(dimension, category)][result] += 1
+
+    def merge(self, other: Breakdown) -> None:
+        """Add ``other``'s counts to these."""
+        self.verdicts.update(other.verdicts)
+        for mine, theirs in ((self.by_dimension, other.by_dimension), (self.by_category, other.by_category)):
+            for key, counts in theirs.items():
+                mine[key].update(counts)
+
+    def dimensions(self) -> dict[str, VerdictCounts]:
+        """``by_dimension`` as the JSON writes it (sorted by dimension)."""
+        return {key: counts_of(value) for key, value in sorted(self.by_dimension.items())}
+
+    def categories(self) -> dict[str, VerdictCounts]:
+        """``by_category`` as the JSON writes it (sorted by key)."""
+        return {key: counts_of(value) for key, value in sorted(self.by_category.items())}
+
+
 class Summary:
     """Running totals over analyzed traces; ``merge`` adds another's (partitions counted apart)."""
 
     def __init__(self) -> None:
         self.traces = 0
         self.totals: Counter[str] = Counter()
-        self.verdicts: Counter[str] = Counter()
-        self.by_dimension: dict[str, Counter[str]] = defaultdict(Counter)
-        self.by_category: dict[str, Counter[str]] = defaultdict(Counter)
+        self.counted = Breakdown()
+        """Verdicts of every trace bound to a case."""
         self.findings: Counter[str] = Counter()
         self.failure_modes: Counter[str] = Counter()
         self.failure_families: Counter[str] = Counter()
@@ -108,8 +144,18 @@ class Summary:
         self.skipped_judge_exchanges = 0
         self.c4_primary: Counter[str] = Counter()
         self.rows: list[Row] = []
-        self.by_run: dict[str | None, Counter[str]] = defaultdict(Counter)
-        self.run_dimensions: dict[str | None, dict[str, Counter[str]]] = defaultdict(_counters)
+        self.by_run: dict[str | None, Breakdown] = defaultdict(Breakdown)
+        """Verdicts of each run's traces, by run name."""
+
+    @property
+    def verdicts(self) -> Counter[str]:
+        """Verdicts overall."""
+        return self.counted.verdicts
+
+    @property
+    def by_category(self) -> dict[str, Counter[str]]:
+        """Verdicts by category key (``category_key``)."""
+        return self.counted.by_category
 
     def add(self, small: Digest) -> None:
         """Count one trace (its ``digest``)."""
@@ -123,10 +169,7 @@ class Summary:
         if verdict is None:
             return
         result = verdict["result"]
-        self.verdicts[result] += 1
-        self.by_dimension[verdict["dimension"]][result] += 1
-        category = f"{verdict['dimension']}-{verdict['category']}" if verdict["dimension"] != "TT" else "TT"
-        self.by_category[category][result] += 1
+        self.counted.add(verdict["dimension"], verdict["category"], result)
         if result == "fail" and not verdict["failure_kind"] and verdict["dimension"] == "C4":
             self.failure_modes["unattributed"] += 1
         if verdict["failure_kind"]:
@@ -137,8 +180,7 @@ class Summary:
         if verdict["recovery_state"] == "untested":
             self.recovery_untested += 1
         run = small.get("run")
-        self.by_run[run][result] += 1
-        self.run_dimensions[run][verdict["dimension"]][result] += 1
+        self.by_run[run].add(verdict["dimension"], verdict["category"], result)
         self.rows.append(
             Row(run, verdict["case_id"], small["group"], small.get("repeat"), result, verdict["total"],
                 verdict["steps"], verdict["tokens"], verdict["dimension"],
@@ -158,15 +200,9 @@ class Summary:
         """Add ``other``'s counts to these, as if its traces had been added after these ones."""
         self.traces += other.traces
         self.totals.update(other.totals)
-        self.verdicts.update(other.verdicts)
-        for mine, theirs in ((self.by_dimension, other.by_dimension), (self.by_category, other.by_category)):
-            for key, counts in theirs.items():
-                mine[key].update(counts)
-        for run, counts in other.by_run.items():
-            self.by_run[run].update(counts)
-        for run, dimensions in other.run_dimensions.items():
-            for dimension, counts in dimensions.items():
-                self.run_dimensions[run][dimension].update(counts)
+        self.counted.merge(other.counted)
+        for run, counted in other.by_run.items():
+            self.by_run[run].merge(counted)
         self.findings.update(other.findings)
         self.failure_modes.update(other.failure_modes)
         self.failure_families.update(other.failure_families)
@@ -198,8 +234,8 @@ class Summary:
             unreadable_files=self.unreadable_files,
             skipped_judge_exchanges=self.skipped_judge_exchanges,
             verdicts=counts_of(self.verdicts),
-            by_dimension={key: counts_of(value) for key, value in sorted(self.by_dimension.items())},
-            by_category={key: counts_of(value) for key, value in sorted(self.by_category.items())},
+            by_dimension=self.counted.dimensions(),
+            by_category=self.counted.categories(),
             findings=dict(sorted(self.findings.items())),
             failure_modes=dict(sorted(self.failure_modes.items())),
             failure_families=dict(sorted(self.failure_families.items())),
@@ -217,14 +253,15 @@ class Summary:
             rows_of[row.run].append(row)
         entries = []
         for run in sorted(self.by_run, key=lambda name: (name is None, name or "")):
-            counts = self.by_run[run]
-            decided = sum(counts[result] for result in ("pass", "acceptable", "fail"))
+            counted = self.by_run[run]
+            verdicts = counts_of(counted.verdicts)
             entries.append(RunSummary(
                 run=run,
-                traces=sum(counts.values()),
-                verdicts=counts_of(counts),
-                by_dimension={key: counts_of(value) for key, value in sorted(self.run_dimensions[run].items())},
-                pass_rate=round(counts["pass"] / decided, 3) if decided else None,
+                traces=sum(counted.verdicts.values()),
+                verdicts=verdicts,
+                by_dimension=counted.dimensions(),
+                by_category=counted.categories(),
+                pass_rate=written_rate(verdicts.pass_rate),
                 mean_pass_k=reliability(rows_of[run]).mean_pass_k,
                 ab=ab_comparison(rows_of[run]),
             ))  # fmt: skip
@@ -253,11 +290,6 @@ class Summary:
                 lower_is_better=category == "PA",
             )
         return rates or None
-
-
-def _counters() -> defaultdict[str, Counter[str]]:
-    """Counters by key (a named function, not a lambda: a ``Summary`` is pickled back from Ray tasks)."""
-    return defaultdict(Counter)
 
 
 def build_summary(entries: Iterable[TraceResult]) -> ResultsSummary:

@@ -43,6 +43,18 @@ class VerdictCounts(ResultModel):
         """Verdicts other than pending."""
         return self.total - self.pending
 
+    @property
+    def pass_rate(self) -> float | None:
+        """pass / decided verdicts, unrounded (None when none is decided): the one definition of a pass rate.
+        The JSON's ``pass_rate`` fields are it as ``written_rate`` rounds it; the reports show those, and this
+        where the JSON writes no rate (overall, by dimension, by category). Not a key of the JSON."""
+        return self.pass_ / self.decided if self.decided else None
+
+
+def written_rate(rate: float | None) -> float | None:
+    """A rate as the JSON writes it: rounded to 3 decimals (None stays None)."""
+    return round(rate, 3) if rate is not None else None
+
 
 class C4Rate(ResultModel):
     """One of seed 004's section rates over C4 traces with a decided verdict."""
@@ -160,6 +172,11 @@ class RunSummary(ResultModel):
     traces: int = Field(description="Traces of the run bound to a case.")
     verdicts: VerdictCounts = Field(description="Verdicts of the run.")
     by_dimension: dict[str, VerdictCounts] = Field(description="Verdicts of the run by dimension.")
+    by_category: dict[str, VerdictCounts] = Field(
+        default_factory=dict,
+        description="Verdicts of the run by category, keyed as the summary's by_category (B2-PC, ...; TT for the "
+        "traps); counted by the same code. Older results files lack it (read as empty).",
+    )
     pass_rate: float | None = Field(description="pass / decided verdicts.")
     mean_pass_k: dict[str, float | None] = Field(alias="mean_pass^k", description="Mean pass^k of the run's tasks.")
     ab: ABComparison | None = Field(description="The run's Group A vs B comparison, or null.")

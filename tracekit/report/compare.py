@@ -208,7 +208,7 @@ def _delta(label: str, a: GroupFigures, b: GroupFigures, delta: float) -> GroupD
 
 
 def _group_stats(label: str, figures: GroupFigures) -> GroupStats:
-    return GroupStats(tally=Tally.of(label, figures.results), tokens=figures.mean_tokens,
+    return GroupStats(tally=Tally.written(label, figures.results, figures.pass_rate), tokens=figures.mean_tokens,
                       tool_calls=figures.mean_tool_calls)  # fmt: skip
 
 

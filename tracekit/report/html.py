@@ -188,7 +188,7 @@ def write_html_report(
     index_context = {
         "overall": overall_tally(summary),
         "unbound": sum(1 for run in runs if run.case_id is None),
-        "dimensions": tally_by_dimension(summary, runs),
+        "dimensions": tally_by_dimension(summary, per_run=True),
         "run_rows": tally_by_run(summary, pass_k, comparison),
         "comparison": comparison,
         "baseline": baseline,

@@ -1,5 +1,6 @@
-"""What the index shows of the summary: verdict tallies (overall, by dimension and category, by run) and
-pass^k, read from the analyze JSON's ``summary`` (computed once, by ``tracekit.analyze.summary``); plus the
+"""What the index shows of the summary: verdict tallies (overall, by dimension and category, by run, and by
+dimension and category within each run) and pass^k, read from the analyze JSON's ``summary`` (computed once,
+by ``tracekit.analyze.summary``; nothing here counts a verdict or divides one count by another); plus the
 traces grouped by finding kind and failure mode, for the pages that list them."""
 
 from __future__ import annotations
@@ -14,21 +15,23 @@ from tracekit.report.runs import RESULTS, Run, short_run_name, sort_runs
 
 @dataclass
 class Tally:
-    """Verdict counts of a set of runs."""
+    """Verdict counts of a set of runs, and their pass rate, as the summary gives them."""
 
     label: str
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULTS, 0))
+    pass_rate: float | None = None
+    """Share of decided verdicts that pass (None when none is decided): the rate the JSON writes where it
+    writes one (a run's, a group's), else ``VerdictCounts.pass_rate``, analyze's one definition of it."""
 
     @classmethod
     def of(cls, label: str, counts: VerdictCounts) -> Tally:
-        """The tally of counts the summary gives."""
-        return cls(label, {result: counts.count(result) for result in RESULTS})
+        """The tally of counts the summary gives, where the JSON writes no rate for them."""
+        return cls.written(label, counts, counts.pass_rate)
 
-    def add(self, result: str | None) -> None:
-        """Count one verdict (results outside the four known ones count as pending)."""
-        if result is None:
-            return
-        self.counts[result if result in self.counts else "pending"] += 1
+    @classmethod
+    def written(cls, label: str, counts: VerdictCounts, pass_rate: float | None) -> Tally:
+        """The tally of counts the summary gives with the pass rate it writes beside them."""
+        return cls(label, {result: counts.count(result) for result in RESULTS}, pass_rate)
 
     @property
     def total(self) -> int:
@@ -38,11 +41,6 @@ class Tally:
     def judged(self) -> int:
         """Runs with a verdict other than pending."""
         return self.total - self.counts["pending"]
-
-    @property
-    def pass_rate(self) -> float | None:
-        """Share of judged runs that pass (None when nothing is judged)."""
-        return self.counts["pass"] / self.judged if self.judged else None
 
     def share(self, result: str) -> float:
         """Share of all counted runs with this result (0 when empty), for bar widths."""
@@ -65,47 +63,33 @@ def overall_tally(summary: ResultsSummary | None, label: str = "all") -> Tally:
     return Tally.of(label, summary.verdicts) if summary is not None else Tally(label)
 
 
-def tally_by_dimension(summary: ResultsSummary | None, runs: Iterable[Run] = ()) -> list[DimensionRow]:
+def tally_by_dimension(summary: ResultsSummary | None, *, per_run: bool = False) -> list[DimensionRow]:
     """Verdict counts per dimension and, within it, per category (sorted by name). The summary names a
-    category ``<dimension>-<category>`` (``B2-PC``), or by its dimension alone (``TT``). When ``runs`` hold
-    several runs, each row also gets one tally per run (``DimensionRow.per_run``)."""
+    category ``<dimension>-<category>`` (``B2-PC``), or by its dimension alone (``TT``). With ``per_run`` and
+    several runs in the summary, each row also gets one tally per run (``DimensionRow.per_run``), from each
+    run's ``by_dimension`` and ``by_category``, in the summary's order of runs."""
     if summary is None:
         return []
-    per_run = _per_run(runs)
+    several = per_run and len(summary.runs) > 1
     rows = []
     for dimension, counts in summary.by_dimension.items():
-        prefix = f"{dimension}-"
-        categories = [
-            Tally.of(key[len(prefix):] if key.startswith(prefix) else key, value)
-            for key, value in summary.by_category.items()
-            if key == dimension or key.startswith(prefix)
-        ]
-        found = {category.label: per_run.get((dimension, category.label), []) for category in categories}
-        found[""] = per_run.get((dimension, ""), [])
-        rows.append(DimensionRow(Tally.of(dimension, counts), categories, found if per_run else {}))
+        keys = _category_keys(dimension, summary.by_category)
+        categories = [Tally.of(label, summary.by_category[key]) for key, label in keys.items()]
+        found: dict[str, list[Tally]] = {}
+        if several:
+            found[""] = [Tally.of(_run_label(run.run), run.by_dimension[dimension])
+                         for run in summary.runs if dimension in run.by_dimension]  # fmt: skip
+            for key, label in keys.items():
+                found[label] = [Tally.of(_run_label(run.run), run.by_category[key])
+                                for run in summary.runs if key in run.by_category]  # fmt: skip
+        rows.append(DimensionRow(Tally.of(dimension, counts), categories, found))
     return rows
 
 
-def _per_run(runs: Iterable[Run]) -> dict[tuple[str, str], list[Tally]]:
-    """(dimension, category or "") -> one tally per run, by run name; empty unless there are several runs."""
-    bound = [run for run in runs if run.dimension is not None]
-    names = sorted({run.run_name or "" for run in bound})
-    if len(names) < 2:
-        return {}
-    tallies: dict[tuple[str, str, str], Tally] = {}
-    for run in bound:
-        name = run.run_name or ""
-        for category in ("", run.category or ""):
-            key = (run.dimension or "", category, name)
-            tally = tallies.get(key)
-            if tally is None:
-                tally = tallies[key] = Tally(short_run_name(name or None))
-            tally.add(run.result)
-    found: dict[tuple[str, str], list[Tally]] = {}
-    for (dimension, category, _name), tally in sorted(tallies.items(),
-                                                      key=lambda item: (item[0][:2], names.index(item[0][2]))):
-        found.setdefault((dimension, category), []).append(tally)
-    return found
+def _category_keys(dimension: str, by_category: dict[str, VerdictCounts]) -> dict[str, str]:
+    """The summary's category keys within a dimension -> the label a row shows (``B2-PC`` -> ``PC``)."""
+    prefix = f"{dimension}-"
+    return {key: key.removeprefix(prefix) for key in by_category if key == dimension or key.startswith(prefix)}
 
 
 @dataclass
@@ -219,8 +203,8 @@ def tally_by_run(summary: ResultsSummary | None, pass_k: Iterable[PassK] = (), c
     rows = []
     for run in summary.runs:
         label = _run_label(run.run)
-        rows.append(RunRow(label, Tally.of(label, run.verdicts), {k: run.mean_pass_k.get(str(k)) for k in ks},
-                           deltas.get(label)))  # fmt: skip
+        tally = Tally.written(label, run.verdicts, run.pass_rate)
+        rows.append(RunRow(label, tally, {k: run.mean_pass_k.get(str(k)) for k in ks}, deltas.get(label)))
     return rows
 
 
