@@ -4,6 +4,7 @@ files are still analyzed, the exit status is 2, and the results file is written 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,26 @@ def test_a_crash_never_leaves_half_a_results_file(good: Path, tmp_path: Path, mo
     assert isinstance(result.exception, RuntimeError)
     assert out.read_text(encoding="utf-8") == '{"earlier": "results"}'  # the old file, whole
     assert sorted(path.name for path in tmp_path.iterdir()) == ["r.json", "traces"]  # no temporary left behind
+
+
+def test_one_bad_case_file_leaves_that_case_out_and_the_others_are_judged(tmp_path: Path) -> None:
+    # Found in review: a case library with one broken file used to refuse the whole run (exit 2, no results),
+    # so the traces of the 95 good cases went unjudged.
+    repo = Path(__file__).resolve().parents[2]
+    library = tmp_path / "cases"
+    shutil.copytree(repo / "cases", library)
+    broken = library / "b2" / "B2-PC-02.yaml"
+    broken.write_text(broken.read_text(encoding="utf-8").replace("id: B2-PC-02", "id: [B2-PC-02", 1), "utf-8")
+    out = tmp_path / "r.json"
+    result = run(str(repo / "recordings"), "--cases", str(library), "--no-progress", "--json", str(out))
+    assert result.exit_code == 2
+    assert f"error: {broken}:" in result.output and "the other cases are analyzed" in result.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert any(problem.startswith(f"{broken}:") for problem in document["problems"])
+    by_case: dict[str | None, list[Any]] = {}
+    for entry in document["traces"]:
+        by_case.setdefault(entry["case_id"], []).append(entry["verdict"])
+    assert by_case["B2-PC-02"] and all(verdict is None for verdict in by_case["B2-PC-02"])
+    judged = [verdict for case_id, verdicts in by_case.items() if case_id != "B2-PC-02" for verdict in verdicts]
+    assert len(document["traces"]) == 298 and len(judged) > 250
+    assert all(verdict is not None for verdict in judged)

@@ -28,7 +28,7 @@ from typing import IO, Any, Protocol
 import orjson
 
 from tracekit import __version__
-from tracekit.analyze.binding import CaseRun, bind_case, bind_history
+from tracekit.analyze.binding import CaseRun, bind_case, bind_history, library_problems, load_library
 from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JUDGE_SOURCE, JudgeProvider
 from tracekit.analyze.results_model import Results, TraceResult
@@ -36,7 +36,7 @@ from tracekit.analyze.sources import SourceNames, trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
 from tracekit.analyze.summary_model import ResultsSummary
 from tracekit.analyze.verdict import JudgeHook, build_verdict
-from tracekit.cases.loader import CaseLibrary, load_cases
+from tracekit.cases.loader import CaseLibrary
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
 from tracekit.trace import Trace, load_trace
@@ -137,17 +137,7 @@ class Engine(Protocol):
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
-_LIBRARIES: dict[str, CaseLibrary] = {}
 _OPTIONS: dict[str, dict[str, Any]] | None = None
-
-
-def load_library(cases_dir: str | Path) -> CaseLibrary:
-    """The case library of a directory, loaded once per process (the reports show the same cases)."""
-    key = os.fspath(cases_dir)
-    library = _LIBRARIES.get(key)
-    if library is None:
-        library = _LIBRARIES[key] = load_cases(key)
-    return library
 
 
 def run_name(source: str | None, model: str | None) -> str | None:
@@ -303,7 +293,7 @@ def write_results(
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
-    problems: list[str] = []
+    problems = library_problems(settings.cases_dir) if settings.cases_dir is not None else []
     kept: list[TraceResult] | None = [] if settings.keep_results else None
     first = True
     if out is not None:

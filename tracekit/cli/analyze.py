@@ -135,7 +135,7 @@ def analyze(
     if json_target is not None:
         results_dir = str(json_target).rsplit("/", 1)[0] if is_url(json_target) else Path(json_target).parent
     local_paths = [Path(local(path)) for path in paths if not is_url(path)]
-    settings, files = _prepare(
+    settings, files, bad_case_files = _prepare(
         paths, cases_dir, case_id, detector_options, config_path, results_dir, detector_preset=detector_preset
     )
     if cases_dir is not None:
@@ -168,7 +168,7 @@ def analyze(
         name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
         _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, cases_dir, fail_on or "fail")
     sys.stdout.flush()
-    if outcome.unreadable_files:
+    if outcome.unreadable_files or bad_case_files:
         sys.exit(EXIT_USAGE)
     failing = {"fail"} if fail_on == "fail" else {"fail", "acceptable"} if fail_on == "acceptable" else set()
     if any(outcome.results.get(result) for result in failing):
@@ -224,7 +224,9 @@ def _prepare(
     config_path: Path | None,
     results_dir: str | Path | None,
     detector_preset: str | None = None,
-) -> tuple[AnalyzeSettings, list[str]]:
+) -> tuple[AnalyzeSettings, list[str], int]:
+    """The settings, the trace files, and how many case files could not be loaded (each named on stderr)."""
+    from tracekit.analyze.binding import library_problems
     from tracekit.analyze.config import detector_options as resolve_detector_options
     from tracekit.analyze.results import AnalyzeSettings, load_library
     from tracekit.analyze.sources import SourceNames, trace_paths
@@ -233,8 +235,12 @@ def _prepare(
     try:
         options = resolve_detector_options(config_path, detector_options, detector_preset)
         files = trace_paths(paths)
+        bad_case_files: list[str] = []
         if cases_dir is not None:
             library = load_library(library_key(cases_dir))
+            bad_case_files = library_problems(library_key(cases_dir))
+            for problem in bad_case_files:
+                click.echo(f"error: {problem} (left out of the library; the other cases are analyzed)", err=True)
             if case_id is not None and case_id not in library.cases:
                 raise InputError(f"--case {case_id}: no such case in {cases_dir}")
         elif case_id is not None:
@@ -244,7 +250,7 @@ def _prepare(
         raise InputError(str(exc)) from exc
     cases = library_key(cases_dir) if cases_dir is not None else None
     sources = SourceNames.of(paths, results_dir)
-    return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files
+    return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files, len(bad_case_files)
 
 
 def library_key(cases_dir: str) -> str:
