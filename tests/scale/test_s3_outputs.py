@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 from click.testing import CliRunner
-from scale_support import RECORDINGS
+from scale_support import CASES, RECORDINGS
 
 from tracekit.cli.main import cli
 
@@ -69,9 +69,40 @@ def test_a_report_is_read_from_and_written_to_a_bucket(s3_server: str, bucket: s
     result = CliRunner().invoke(cli, ["analyze", str(RECORDINGS / "flawed"), "--json", results, "--no-progress"])
     assert result.exit_code == 0, result.output
     result = CliRunner().invoke(cli, ["report", results, "--baseline", results, "--markdown",
-                                      f"s3://{bucket}/report/summary.md", "--junit", f"s3://{bucket}/report/junit.xml"])
+                                      f"s3://{bucket}/report/summary.md", "--junit", f"s3://{bucket}/report/junit.xml",
+                                      "--html", f"s3://{bucket}/report/html"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert _objects(s3_server, bucket, "report/") == ["report/junit.xml", "report/summary.md"]
+    keys = _objects(s3_server, bucket, "report/")
+    assert {"report/junit.xml", "report/summary.md", "report/html/index.html"} <= set(keys)
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server)
+    traces = orjson.loads(client.get_object(Bucket=bucket, Key="results.json")["Body"].read())["traces"]
+    assert len([key for key in keys if key.startswith("report/html/traces/")]) == len(traces)
+    index = client.get_object(Bucket=bucket, Key="report/html/index.html")["Body"].read().decode("utf-8")
+    assert f"{len(traces)} traces" in index and "traces/" in index
+
+
+def test_a_diff_is_read_from_and_written_to_a_bucket(s3_server: str, bucket: str) -> None:
+    runner = CliRunner()
+    for side in ("reference", "flawed"):
+        result = runner.invoke(cli, ["analyze", str(RECORDINGS / side), "--cases", str(CASES),
+                                     "--json", f"s3://{bucket}/{side}.json", "--no-progress"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["diff", f"s3://{bucket}/reference.json", f"s3://{bucket}/flawed.json",
+                                 "--html", f"s3://{bucket}/diff", "--markdown", f"s3://{bucket}/diff.md",
+                                 "--json", f"s3://{bucket}/diff.json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server)
+    document = orjson.loads(client.get_object(Bucket=bucket, Key="diff.json")["Body"].read())
+    changed = [pair for pair in document["pairs"] if pair["change"] != "unchanged"]
+    keys = _objects(s3_server, bucket, "diff/")
+    assert "diff/index.html" in keys and len([key for key in keys if key.startswith("diff/pairs/")]) == len(changed)
+    markdown = client.get_object(Bucket=bucket, Key="diff.md")["Body"].read().decode("utf-8")
+    assert document["counts"]["regression"] > 0 and f"](s3://{bucket}/diff/pairs/" in markdown  # linked where they are
+    assert any(pair["latency_ms"]["base"] is not None for pair in document["pairs"])  # local traces, results in S3
 
 
 def test_export_otel_reads_traces_from_a_bucket_and_writes_there(s3_server: str, bucket: str, tmp_path: Path) -> None:

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
               help="The case library, to analyze BASE or NEW when it is a folder of traces.")
 @click.option("--json", "json_out", help="Write every pair as JSON here (fields: tracekit.diff.Diff).")
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (regressions, improvements).")
-@click.option("--html", "html_dir", type=click.Path(path_type=Path),
-              help="Write the HTML diff into this folder: an index with the counts, a page per changed pair.")
+@click.option("--html", "html_dir", metavar="DIR|URL",
+              help="Write the HTML diff into this folder (or URL): an index with the counts, a page per changed pair.")
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 when any pair regressed.")
 def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markdown: str | None,
-         html_dir: Path | None, fail_on: str | None) -> None:  # fmt: skip
+         html_dir: str | None, fail_on: str | None) -> None:  # fmt: skip
     """Compare BASE and NEW: each a results JSON of `tracekit analyze --json`, or a folder of traces
     (analyzed here, against --cases when given).
 
@@ -114,13 +114,17 @@ def _name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1] or path
 
 
-def _relative_to(html_dir: Path, markdown: str) -> str:
-    """The HTML folder as the Markdown file should link it: relative to the file's folder when both are local."""
-    from tracekit.storage import is_url
+def _relative_to(html_dir: str, markdown: str) -> str:
+    """The HTML folder as the Markdown file should link it: relative to the file's folder when both are local
+    (a URL as given; a local folder from a Markdown file in a bucket by its absolute path)."""
+    from tracekit.storage import is_url, local
 
+    where = str(local(html_dir))
+    if is_url(where):
+        return where.rstrip("/")
     if is_url(markdown):
-        return html_dir.resolve().as_posix()
-    return Path(os.path.relpath(html_dir.resolve(), Path(markdown).resolve().parent)).as_posix()
+        return Path(where).resolve().as_posix()
+    return Path(os.path.relpath(Path(where).resolve(), Path(str(local(markdown))).resolve().parent)).as_posix()
 
 
 def _page(folder: str, page: str | None) -> str | None:

@@ -15,7 +15,7 @@ from tracekit.errors import TracekitError
 
 @click.command()
 @click.argument("results")
-@click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
+@click.option("--html", "html_dir", metavar="DIR|URL", help="Write the HTML report into this folder (or URL: s3://...).")
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (a path or a URL: s3://...).")
 @click.option("--junit", help="Write JUnit XML here (one testcase per run; a path or a URL).")
 @click.option("--baseline", help="An earlier results JSON to compare against (a path or a URL).")
@@ -25,7 +25,7 @@ from tracekit.errors import TracekitError
               help="Exit 1 when a verdict is fail (or acceptable or worse).")
 def report(
     results: str,
-    html_dir: Path | None,
+    html_dir: str | None,
     markdown: str | None,
     junit: str | None,
     baseline: str | None,

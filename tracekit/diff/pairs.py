@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from tracekit.analyze.reliability import PASSING
 from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.diff.align import AlignedCall, align_calls
-from tracekit.storage import is_url, join
+from tracekit.storage import is_url
 from tracekit.trace import load_trace
 
 Change = Literal["regression", "improvement", "unchanged", "flaky", "added", "removed"]
@@ -302,7 +302,8 @@ def model_latency_ms(trace_file: str | None, folder: str | Path | None) -> float
     where: str | Path = trace_file
     if not is_url(trace_file) and not os.path.isabs(trace_file):
         base = os.fspath(folder) if folder is not None else os.getcwd()
-        where = join(base, trace_file) if is_url(base) else Path(base) / trace_file
+        # results in object storage name local trace files from the root (tracekit.analyze.sources)
+        where = Path("/", trace_file) if is_url(base) else Path(base) / trace_file
     try:
         trace = load_trace(where, fast=True)
     except Exception:  # an unreadable trace file: its latency is unknown, the diff goes on

@@ -28,7 +28,7 @@ from tracekit.diff.align import AlignedCall
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
-from tracekit.report.html import _slug
+from tracekit.report.html import _slug, page_path
 from tracekit.report.runs import RESULTS
 
 #: Rows of each change's table on the index before "… and N more" (every pair has its page regardless).
@@ -53,7 +53,7 @@ class CallRow:
 class DiffPages:
     """What ``write_diff_html`` wrote."""
 
-    out_dir: Path
+    out_dir: str | Path
     files: list[Path] = field(default_factory=list)
     """Every file, ``index.html`` first."""
     pages: dict[int, str] = field(default_factory=dict)
@@ -61,16 +61,16 @@ class DiffPages:
 
     @property
     def index(self) -> Path:
-        return self.out_dir / "index.html"
+        return page_path(self.out_dir, "index.html")
 
     def page_of(self, pair: Pair) -> str | None:
         """The pair's page relative to ``out_dir`` (None for an unchanged pair: it has none)."""
         return self.pages.get(id(pair))
 
 
-def write_diff_html(out_dir: Path, diff: Diff, *, base_name: str, new_name: str,
+def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name: str,
                     redactor: Redactor | None = None) -> DiffPages:  # fmt: skip
-    """Write the index and a page per changed pair into ``out_dir``."""
+    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL)."""
     env = report_environment()
     outcome = DiffPages(out_dir)
     used: set[str] = set()
@@ -90,14 +90,14 @@ def write_diff_html(out_dir: Path, diff: Diff, *, base_name: str, new_name: str,
         unchanged=[pair for pair in diff.pairs if pair.change == "unchanged"], limit=INDEX_ROWS,
         unchanged_limit=UNCHANGED_ROWS, summary=summarize, **common,
     )  # fmt: skip
-    outcome.files.append(write_text(out_dir / "index.html", index, redactor))
+    outcome.files.append(write_text(page_path(out_dir, "index.html"), index, redactor))
     template = env.get_template("diff_pair.html.j2")
     for pair in diff.pairs:
         page = outcome.pages.get(id(pair))
         if page is None:
             continue
         html = template.render(root="../", pair=pair, rows=call_rows(pair), summary=summarize, **common)
-        outcome.files.append(write_text(out_dir / page, html, redactor))
+        outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
     return outcome
 
 

@@ -18,6 +18,7 @@ nothing depends on the clock, the machine or dict/set iteration of unordered dat
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from tracekit.report.summary import (
 )
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
+from tracekit.storage import is_url, join
 from tracekit.trace import Trace
 
 #: Rows per page of a trace list: 10,000 traces make 50 light pages instead of one heavy one.
@@ -112,7 +114,7 @@ class SiteLinks:
 
 
 def write_html_report(
-    out_dir: Path,
+    out_dir: str | Path,
     runs: Sequence[Run],
     *,
     results: Results,
@@ -126,7 +128,8 @@ def write_html_report(
     page_size: int = PAGE_SIZE,
     redactor: Redactor | None = None,
 ) -> list[Path]:
-    """Write every page of the report into ``out_dir``; returns the files written (index first)."""
+    """Write every page of the report into ``out_dir`` (a folder or a URL: ``s3://bucket/report``, each page
+    uploaded whole); returns the files written (index first)."""
     env = report_environment()
     links = SiteLinks(runs)
     version = results.tracekit
@@ -139,7 +142,7 @@ def write_html_report(
     def render(relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
         html = templates[template].render(root=root, **common, **context)
-        written.append(write_text(out_dir / relative, html, redactor))
+        written.append(write_text(page_path(out_dir, relative), html, redactor))
 
     summaries: dict[int, RunSummary] = {}
     for run in runs:
@@ -206,7 +209,7 @@ def write_html_report(
     for page in pages:
         render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(runs, page, page_size),
                **index_context)
-    index = out_dir / "index.html"
+    index = page_path(out_dir, "index.html")
     return sorted(written, key=lambda path: (path != index, str(path)))
 
 
@@ -230,6 +233,13 @@ def _write_list(
             finding_kind=group.kind if prefix == "finding" else None,
             **_page_rows(group.runs, page, page_size),
         )
+
+
+def page_path(out_dir: str | Path, relative: str) -> Path:
+    """Where a page of a report folder goes: a path under a local folder, or the URL under a URL's prefix
+    (``Path`` would merge a URL's ``//``; the URL stays a string, typed as the path ``write_text`` returns)."""
+    where = os.fspath(out_dir)
+    return join(where, relative) if is_url(where) else Path(where) / relative  # type: ignore[return-value]
 
 
 def _detailed(runs: list[Run]) -> list[Run]:

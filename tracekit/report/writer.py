@@ -115,7 +115,7 @@ def write_reports(
 
     if html_dir is not None:
         outcome.html = write_html_report(
-            Path(html_dir),
+            html_dir,
             runs,
             results=results,
             results_name=results_name or "results",
