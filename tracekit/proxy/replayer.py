@@ -31,7 +31,8 @@ from tracekit.providers.base import Provider
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
-from tracekit.proxy.keys import first_difference, normalized_request, request_key
+from tracekit.proxy.keys import first_difference, request_key
+from tracekit.proxy.nearest import NearestIndex, aligned
 from tracekit.proxy.raw_text import bytes_of
 from tracekit.proxy.shared_texts import resolve_shared_texts
 from tracekit.proxy.sse_events import split_events
@@ -44,16 +45,17 @@ _FIRST_PROVIDER = next(iter(PROVIDERS))
 _REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id")
 
 
-@dataclass
+@dataclass(slots=True)
 class RecordedAnswer:
-    """One recorded answer to a request."""
+    """One recorded answer to a request. Request and response are kept as their JSON bytes (a parsed body
+    takes several times its size in memory); ``request`` and ``response`` parse them when asked."""
 
     where: str
     """``file.jsonl model_call 3`` (or ``... attempt 1 of model_call 3`` for a failed attempt)."""
     provider: Provider
-    request: Any
+    request_json: bytes | None
     status: int
-    response: dict[str, Any] | None
+    response_json: bytes | None
     sse: bytes | None
     """The SSE bytes exactly as received."""
     offsets_ms: list[float] | None
@@ -64,6 +66,16 @@ class RecordedAnswer:
     headers: dict[str, str]
     raw: bytes | None = None
     """The body exactly as received when it was not a JSON object."""
+
+    @property
+    def request(self) -> Any:
+        """The recorded request body (None for a failed attempt, which records none)."""
+        return None if self.request_json is None else orjson.loads(self.request_json)
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        """The recorded response body."""
+        return None if self.response_json is None else orjson.loads(self.response_json)
 
 
 @dataclass
@@ -89,6 +101,12 @@ class ReplayIndex:
         self.problems: list[ReadProblem] = []
         self.files = 0
         self._next: dict[str, int] = {}
+        self._nearest: NearestIndex[RecordedAnswer] = NearestIndex()
+        self._order: dict[str, int] = {}
+        self._headers: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        """Each key's position among the keys (the earlier wins a tie in ``nearest``)."""
+        self._compared: set[str] = set()
+        """Keys whose request takes part in ``nearest`` (the first answer of a key that has one)."""
 
     def __len__(self) -> int:
         return sum(len(answers) for answers in self.answers.values())
@@ -113,13 +131,18 @@ class ReplayIndex:
             elif isinstance(record, ModelCall):
                 made_here = record.fault or record.replay_miss or record.from_attempts
                 if not made_here and record.request_key and record.provider in PROVIDERS:
-                    self.add(record.request_key, self._from_model_call(path, record))
+                    self.add(record.request_key, self._from_model_call(path, record), record.request)
             elif isinstance(record, ErrorRecord) and record.request_key and _provider_of(record) in PROVIDERS:
                 self.add(record.request_key, self._from_error(path, record))
 
-    def add(self, key: str, answer: RecordedAnswer) -> None:
-        """Queue one more answer for ``key``."""
+    def add(self, key: str, answer: RecordedAnswer, request: Any = None) -> None:
+        """Queue one more answer for ``key`` (the first that has a request is indexed for ``nearest``;
+        ``request``: its parsed body when the caller has it, else parsed from ``answer.request_json``)."""
+        order = self._order.setdefault(key, len(self._order))
         self.answers[key].append(answer)
+        if answer.request_json is not None and key not in self._compared:
+            self._compared.add(key)
+            self._nearest.add(order, answer.provider, request if request is not None else answer.request, answer)
 
     def lookup(self, key: str) -> RecordedAnswer | None:
         """The next answer for ``key`` (FIFO, starting over once all were given), or None on a miss."""
@@ -141,56 +164,58 @@ class ReplayIndex:
         return position
 
     def nearest(self, route: str, body: Any) -> tuple[RecordedAnswer, str] | None:
-        """The recorded request most like ``body`` on ``route`` and where they first differ."""
-        live = normalized_request(body)
-        best: tuple[tuple[int, int, int], RecordedAnswer] | None = None
-        for answers in self.answers.values():
-            answer = next((a for a in answers if a.request is not None), None)
-            if answer is None or route != answer.provider.ROUTE:
-                continue
-            score = _likeness(answer.provider, normalized_request(answer.request), live)
-            if best is None or score > best[0]:
-                best = (score, answer)
-        if best is None:
+        """The recorded request most like ``body`` on ``route`` and where they first differ (same model first,
+        then the most leading messages in common, then the most equal top-level fields; see ``NearestIndex``)."""
+        found = self._nearest.nearest(route, body)
+        if found is None:
             return None
-        return best[1], first_difference(best[1].request, body)
+        answer, (_, shared, _) = found
+        return answer, first_difference(aligned(answer.provider, answer.request, body, shared), body)
 
-    @staticmethod
-    def _from_model_call(path: Path, record: ModelCall) -> RecordedAnswer:
+    def _shared(self, headers: dict[str, str] | None) -> dict[str, str]:
+        """One dict for each set of recorded response headers (most recordings repeat a few sets)."""
+        items = tuple((headers or {}).items())
+        return self._headers.setdefault(items, dict(items))
+
+    def _from_model_call(self, path: Path, record: ModelCall) -> RecordedAnswer:
         escaped = record.escaped or ()
         return RecordedAnswer(
             where=f"{path.name} model_call {record.index}",
             provider=PROVIDERS[record.provider],
-            request=record.request,
+            request_json=_json_bytes(record.request),
             status=record.status or 200,
-            response=record.response,
+            response_json=_json_bytes(record.response),
             sse=bytes_of(record.sse, "sse" in escaped) if record.sse is not None else None,
             offsets_ms=record.event_offsets_ms,
             latency_ms=record.latency_ms,
             ttft_ms=record.ttft_ms,
             partial=record.partial,
             transport=record.transport,
-            headers=dict(record.response_headers or {}),
+            headers=self._shared(record.response_headers),
             raw=bytes_of(record.response_raw, "response_raw" in escaped) if record.response_raw is not None else None,
         )
 
-    @staticmethod
-    def _from_error(path: Path, record: ErrorRecord) -> RecordedAnswer:
+    def _from_error(self, path: Path, record: ErrorRecord) -> RecordedAnswer:
         body = record.body if isinstance(record.body, dict) else None
         return RecordedAnswer(
             where=f"{path.name} attempt {record.attempt or '?'} of model_call {record.model_call}",
             provider=PROVIDERS[_provider_of(record)],
-            request=None,
+            request_json=None,
             status=record.status or 502,
-            response=body,
+            response_json=_json_bytes(body),
             sse=bytes_of(record.sse, "sse" in (record.escaped or ())) if record.sse is not None else None,
             offsets_ms=record.event_offsets_ms,
             latency_ms=record.latency_ms,
             ttft_ms=None,
             partial=bool(record.partial),
             transport=record.transport,
-            headers=dict(record.response_headers or {}),
+            headers=self._shared(record.response_headers),
         )
+
+
+def _json_bytes(value: Any) -> bytes | None:
+    """``value`` as JSON in a bytes object of its own size (orjson's own keeps a buffer of at least 4 kB)."""
+    return None if value is None else bytes(memoryview(orjson.dumps(value)))
 
 
 def _provider_of(record: ErrorRecord) -> str:
@@ -213,20 +238,6 @@ def _from_http_exchange(path: Path, record: HttpExchange) -> RecordedRoute:
         body=body,
         latency_ms=record.latency_ms,
     )
-
-
-def _likeness(provider: Provider, recorded: Any, live: Any) -> tuple[int, int, int]:
-    """How alike two request bodies are: same model, shared leading messages, equal top-level fields."""
-    if not isinstance(recorded, dict) or not isinstance(live, dict):
-        return (0, 0, 0)
-    same_model = int(recorded.get("model") == live.get("model"))
-    shared = 0
-    for old, new in zip(provider.request_items(recorded) or [], provider.request_items(live) or [], strict=False):
-        if old != new:
-            break
-        shared += 1
-    equal_fields = sum(1 for key, value in live.items() if recorded.get(key) == value)
-    return (same_model, shared, equal_fields)
 
 
 def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) -> Answer:
@@ -261,7 +272,7 @@ def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) ->
         headers["content-type"] = SSE_CONTENT_TYPE
         headers["cache-control"] = "no-cache"
         return Answer(recorded.status, headers, chunks=events, delays=delays, cut=recorded.partial)
-    body_bytes = orjson.dumps(recorded.response or {})
+    body_bytes = recorded.response_json or b"{}"
     headers["content-type"] = "application/json"
     delay = (recorded.latency_ms or 0) / 1000 if timed else 0.0
     return Answer(recorded.status, headers, body=body_bytes, first_delay=delay)
