@@ -75,12 +75,12 @@ def test_the_index_names_the_same_nearest_recording_and_difference_as_comparing_
     rng = random.Random(20)
     index = ReplayIndex()
     providers = list(PROVIDERS)
-    for number in range(600):
-        provider = rng.choice(providers)
-        request = _request(rng, provider)
-        key = request_key(PROVIDERS[provider].ROUTE, request)
-        if rng.random() < 0.1:  # a failed attempt first: its key comes earlier than its request
-            index.add(key, _answer(f"attempt {number}", provider, None))
+    recordings = [(provider, _request(rng, provider)) for provider in rng.choices(providers, k=600)]
+    keys = [request_key(PROVIDERS[provider].ROUTE, request) for provider, request in recordings]
+    for number, key in enumerate(keys):  # failed attempts first: their keys come before the requests of others
+        if rng.random() < 0.1:
+            index.add(key, _answer(f"attempt {number}", recordings[number][0], None))
+    for number, ((provider, request), key) in enumerate(zip(recordings, keys, strict=True)):
         index.add(key, _answer(f"call {number}", provider, request))
     compared = 0
     for _ in range(1500):

@@ -120,15 +120,20 @@ class NearestIndex(Generic[T]):
             set_id = group.field_set_ids[set_key] = len(group.field_sets)
             group.field_sets.append((items_field, dict(others)))
         chain = prefix_hashes(items or [])
-        last = len(chain) - 1
-        for depth, prefix in enumerate(chain):
-            choices = group.buckets.setdefault(prefix, [])
-            choice = next((c for c in choices if c.set_id == set_id), None)
+        # Deepest first: once a prefix has a choice of this field set, every shorter prefix has one too (an
+        # earlier recording held them all), so only the prefixes new to the set are visited.
+        for depth in range(len(chain) - 1, -1, -1):
+            choices = group.buckets.setdefault(chain[depth], [])
+            choice = _choice_of(choices, set_id)
             if choice is None:
-                choice = _Choice(set_id, order, answer)
-                choices.append(choice)
-            if depth == last and choice.ending is None:
+                choices.append(_Choice(set_id, order, answer, order if depth == len(chain) - 1 else -1,
+                                       answer if depth == len(chain) - 1 else None))  # fmt: skip
+                continue
+            if depth == len(chain) - 1 and (choice.ending is None or order < choice.ending_order):
                 choice.ending_order, choice.ending = order, answer
+            if order > choice.first_order:
+                break  # the shorter prefixes hold an earlier recording too
+            choice.first_order, choice.first = order, answer  # a key met earlier got its request only now
 
     def nearest(self, route: str, body: Any) -> tuple[T, Score] | None:
         """The recording on ``route`` most like ``body`` and its likeness, or None when none is recorded."""
@@ -149,6 +154,13 @@ class NearestIndex(Generic[T]):
             if found is not None and (best is None or (found[0], -found[1]) > (best[0], -best[1])):
                 best = found
         return None if best is None else (best[2], best[0])
+
+
+def _choice_of(choices: list[_Choice[T]], set_id: int) -> _Choice[T] | None:
+    for choice in choices:
+        if choice.set_id == set_id:
+            return choice
+    return None
 
 
 def _best_in_group(group: _Group[T], live: dict[str, Any], same_model: int) -> tuple[Score, int, T] | None:
