@@ -1,6 +1,8 @@
 """``tracekit analyze --engine ray``: the same per-trace analysis, mapped over partitions by Ray Data.
 
-The driver lists the files (lazily, ``tracekit.storage``) and hands their names to Ray Data; each Ray task
+The driver lists the files (lazily, ``tracekit.storage``) and hands their names to Ray Data a window at a
+time (``window`` names, ``BATCH_SIZE`` x ``WINDOW_BATCHES`` by default: one Ray Data execution each, so a
+listing of a million keys is never held whole and the first results come after the first window); each Ray task
 reads its files through the same storage layer and runs the same ``analyze_file`` the local engine runs,
 then counts them in a ``Summary`` of its own (the map). The driver takes the partitions back in input order
 (Ray Data's ``preserve_order``), writes their entries as they come and merges their summaries (the reduce):
@@ -23,10 +25,11 @@ from __future__ import annotations
 import logging
 import pickle
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from tracekit.analyze.feed import windows
 from tracekit.analyze.summary import Summary
 from tracekit.errors import EngineError
 
@@ -36,23 +39,42 @@ if TYPE_CHECKING:
 #: Traces per Ray task: large enough that a task's overhead (a few ms) is small next to its work (about
 #: 0.2 ms a trace), small enough that the progress moves and the partitions spread over the workers.
 BATCH_SIZE = 256
+#: Batches per Ray Data execution: the names the driver holds at once are ``BATCH_SIZE`` x this; each
+#: window costs one execution's start (a fraction of a second) and waits for its slowest batch.
+WINDOW_BATCHES = 64
 
 
 class RayEngine:
     """Maps the per-trace analysis over Ray Data partitions (``results.Engine``)."""
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        batch_size: int = BATCH_SIZE,
+        window: int | None = None,
+    ) -> None:
         self.address = address
         self.num_cpus = num_cpus
         self.batch_size = batch_size
+        self.window = window or batch_size * WINDOW_BATCHES
+        """Names per Ray Data execution (the most the driver holds at once)."""
 
     def partitions(
-        self, files: Sequence[str], task: Callable[[str], FileOutcome]
+        self, files: Iterable[str], task: Callable[[str], FileOutcome]
     ) -> Iterator[tuple[list[FileOutcome], Summary]]:
-        """Each partition's outcomes, in input order, with the ``Summary`` counted in the Ray task."""
-        if not files:
-            return
-        ray = connect(self.address, self.num_cpus)
+        """Each partition's outcomes, in input order, with the ``Summary`` counted in the Ray task; ``files``
+        is taken a window at a time (a stream is listed as it goes)."""
+        ray: Any = None
+        for window in windows(files, self.window):
+            if ray is None:
+                ray = connect(self.address, self.num_cpus)
+            yield from self._window(ray, window, task)
+
+    def _window(
+        self, ray: Any, files: list[str], task: Callable[[str], FileOutcome]
+    ) -> Iterator[tuple[list[FileOutcome], Summary]]:
+        """One Ray Data execution over ``files``: their partitions, in order."""
         data = import_module("ray.data")
         context = data.DataContext.get_current()
         context.execution_options.preserve_order = True
@@ -60,7 +82,7 @@ class RayEngine:
         context.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # its INFO/WARNING lines drown the summary
         blocks = max(1, -(-len(files) // self.batch_size))
-        dataset = data.from_items(list(files), override_num_blocks=blocks).map_batches(
+        dataset = data.from_items(files, override_num_blocks=blocks).map_batches(
             _analyze_batch, fn_kwargs={"task": task}, batch_size=self.batch_size, batch_format="numpy"
         )
         try:

@@ -20,7 +20,7 @@ counted as ``summary.skipped_judge_exchanges``; a judge file named on its own is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -28,6 +28,7 @@ from typing import IO, Any, Protocol
 import orjson
 
 from tracekit import __version__
+from tracekit.analyze import feed
 from tracekit.analyze.binding import CaseRun, bind_case, bind_history, library_problems, load_library
 from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JUDGE_SOURCE, JudgeProvider
@@ -119,12 +120,13 @@ class Engine(Protocol):
     """Runs ``task`` (``analyze_file`` with the settings bound) over ``files`` somewhere else, in partitions.
 
     One method: yield, in input order, each partition's outcomes and the ``Summary`` counted from them
-    (``Summary.add_outcome``) where they were analyzed. Example (a serial engine, for illustration)::
+    (``Summary.add_outcome``) where they were analyzed. ``files`` may be a stream (a listing being read):
+    take it in bounded windows. Example (a serial engine, for illustration)::
 
         class Serial:
             def partitions(self, files, task):
-                for start in range(0, len(files), 100):
-                    outcomes, counted = [task(path) for path in files[start:start + 100]], Summary()
+                for window in feed.windows(files, 100):
+                    outcomes, counted = [task(path) for path in window], Summary()
                     any(counted.add_outcome(outcome) for outcome in outcomes)
                     yield outcomes, counted
 
@@ -132,7 +134,7 @@ class Engine(Protocol):
     """
 
     def partitions(
-        self, files: Sequence[str], task: Callable[[str], FileOutcome]
+        self, files: Iterable[str], task: Callable[[str], FileOutcome]
     ) -> Iterator[tuple[list[FileOutcome], Summary]]: ...
 
 
@@ -261,23 +263,26 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     return FileOutcome(path, data, digest(entry), entry.problems, result=entry if settings.keep_results else None)
 
 
-def iter_outcomes(
-    files: Sequence[str | Path], settings: AnalyzeSettings, jobs: int = 1
-) -> Iterator[FileOutcome]:
-    """Analyze files in order, serially or with ``jobs`` worker processes (results still in order)."""
-    if jobs <= 1 or len(files) <= 1:
+def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:
+    """Analyze files in order, serially or with ``jobs`` worker processes (results still in order). A
+    stream of names (not a list) is taken as it comes, at most ``feed.STREAM_WINDOW`` chunks at a time."""
+    count = len(files) if isinstance(files, Sized) else None
+    if jobs <= 1 or (count is not None and count <= 1):
         for path in files:
             yield analyze_file(path, settings)
         return
     import multiprocessing
 
-    chunksize = max(1, min(64, len(files) // (jobs * 8)))
+    chunksize = max(1, min(64, count // (jobs * 8))) if count is not None else feed.STREAM_CHUNK
     with multiprocessing.get_context(_start_method()).Pool(jobs, _init_worker, (settings,)) as pool:
-        yield from pool.imap(_worker, files, chunksize)
+        if count is not None:
+            yield from pool.imap(_worker, files, chunksize)
+        else:
+            yield from feed.bounded_imap(pool, _worker, files, chunksize, chunksize * jobs * feed.STREAM_WINDOW)
 
 
 def write_results(
-    files: Sequence[str | Path],
+    files: Iterable[str | Path],
     out: IO[bytes] | None,
     settings: AnalyzeSettings | None = None,
     *,
@@ -287,7 +292,8 @@ def write_results(
 ) -> RunOutcome:
     """Analyze ``files`` and stream the results document to ``out`` (when given), through the redactor.
 
-    Give the files as strings for a large corpus: a ``Path`` object costs several times its string. With
+    ``files`` may be a stream (``sources.iter_trace_paths``): each is analyzed as it comes, in order. Give
+    the files as strings for a large corpus: a ``Path`` object costs several times its string. With
     ``settings.keep_results`` the outcome also holds every entry, for reports made in the same process.
     ``engine``: analyze elsewhere (``Engine``); None: here, with ``jobs`` processes."""
     settings = settings or AnalyzeSettings()
@@ -321,7 +327,7 @@ def write_results(
 
 
 def _outcomes(
-    files: Sequence[str | Path], settings: AnalyzeSettings, jobs: int, engine: Engine | None, summary: Summary
+    files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int, engine: Engine | None, summary: Summary
 ) -> Iterator[FileOutcome]:
     """Every file's outcome in input order, counted into ``summary`` (here, or merged from the engine's
     partitions)."""
@@ -333,7 +339,7 @@ def _outcomes(
     from functools import partial
 
     task = partial(analyze_file, settings=settings)
-    for outcomes, counted in engine.partitions([os.fspath(path) for path in files], task):
+    for outcomes, counted in engine.partitions((os.fspath(path) for path in files), task):
         summary.merge(counted)
         yield from outcomes
 

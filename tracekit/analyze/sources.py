@@ -1,6 +1,7 @@
 """Which files an analysis reads, and how the results name them, whatever the working directory.
 
-- ``trace_paths``: the trace files of the PATH arguments (files, and folders walked recursively).
+- ``trace_paths``: the trace files of the PATH arguments (files, and folders walked recursively);
+  ``iter_trace_paths``: the same names, lazily (a URL prefix listed a page at a time as they are consumed).
 - ``SourceNames``: ``traces[].source`` is a file's path relative to the folder that holds the PATH argument
   that found it, so ``tracekit analyze recordings`` from the repository and ``tracekit analyze
   $REPO/recordings`` from anywhere both write ``recordings/flawed/x.jsonl``; ``traces[].trace_file`` is
@@ -21,8 +22,9 @@ from anywhere. Results written to a URL name local trace files by their absolute
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 from tracekit.errors import TraceFormatError
@@ -79,36 +81,41 @@ def trace_paths(paths: Iterable[str | Path]) -> list[str]:
     """The trace files of files and folders (recursively), in the order of ``tracekit.trace.trace_files``,
     as strings: a large corpus costs a tenth of the memory of ``Path`` objects. Raises ``TraceFormatError``
     for a path that does not exist, or a folder that holds no trace file."""
-    found: list[str] = []
-    for item in paths:
-        text = os.fspath(local(item))
-        if is_url(text):
-            _list_url(text.rstrip("/") if text.count("/") > 3 else text, found)
-        elif os.path.isdir(text):
-            before = len(found)
-            _walk_sorted(text, TRACE_SUFFIX, found)
-            if len(found) == before:
-                folder = os.path.join(text, "")
-                raise TraceFormatError(f"no trace files found in {folder} (trace files end in {TRACE_SUFFIX})")
-        elif os.path.isfile(text):
-            found.append(text)
-        else:
-            raise TraceFormatError(f"{Path(text)}: no such file or folder")
-    return found
+    return list(iter_trace_paths(paths))
 
 
-def _list_url(url: str, found: list[str]) -> None:
-    """The trace files of a URL: the object itself, or those under the prefix (listed lazily, a page at a time)."""
-    where = kind(url)
-    if where == "file":
-        found.append(url)
-    elif where == "directory":
-        before = len(found)
-        found.extend(iter_files(url, TRACE_SUFFIX))
-        if len(found) == before:
-            raise TraceFormatError(f"no trace files found under {url}/ (trace files end in {TRACE_SUFFIX})")
+def iter_trace_paths(paths: Iterable[str | Path]) -> Iterator[str]:
+    """The names of ``trace_paths``, in the same order, lazily: a URL prefix is listed a page at a time as
+    the names are consumed, a local folder one folder at a time, so the first trace can be analyzed before
+    the listing ends and memory holds a page, not the listing.
+
+    Every argument is checked before this returns (it exists; a folder or prefix holds a trace file: its
+    first name is read ahead), so a bad argument is refused before any trace is analyzed; a listing that
+    fails later (the store stops answering) raises while the names are consumed."""
+    return chain.from_iterable([_names(item) for item in paths])
+
+
+def _names(item: str | Path) -> Iterator[str]:
+    """One argument's names: its first one already found (or ``TraceFormatError``), the rest lazily."""
+    text = os.fspath(local(item))
+    if is_url(text):
+        url = text.rstrip("/") if text.count("/") > 3 else text
+        where = kind(url)
+        if where == "file":
+            return iter([url])
+        if where != "directory":
+            raise TraceFormatError(f"{url}: no such file, folder or prefix")
+        listing, empty = iter_files(url, TRACE_SUFFIX), f"no trace files found under {url}/"
+    elif os.path.isdir(text):
+        listing, empty = _walk_sorted(text, TRACE_SUFFIX), f"no trace files found in {os.path.join(text, '')}"
+    elif os.path.isfile(text):
+        return iter([text])
     else:
-        raise TraceFormatError(f"{url}: no such file, folder or prefix")
+        raise TraceFormatError(f"{Path(text)}: no such file or folder")
+    first = next(listing, None)
+    if first is None:
+        raise TraceFormatError(f"{empty} (trace files end in {TRACE_SUFFIX})")
+    return chain([first], listing)
 
 
 def _relative(path: str, start: str) -> str:
@@ -118,14 +125,14 @@ def _relative(path: str, start: str) -> str:
         return path
 
 
-def _walk_sorted(folder: str, suffix: str, found: list[str]) -> None:
+def _walk_sorted(folder: str, suffix: str) -> Iterator[str]:
     """Depth first, names sorted in each folder: the component-by-component order of sorted Paths,
-    without holding more than one folder's names at a time."""
+    holding one folder's names per level of depth."""
     with os.scandir(folder) as entries:
         listed = sorted((entry.name, entry.is_dir(), entry.is_file()) for entry in entries)
     for name, is_dir, is_file in listed:
         path = os.path.join(folder, name)
         if is_dir:
-            _walk_sorted(path, suffix, found)
+            yield from _walk_sorted(path, suffix)
         elif is_file and name.endswith(suffix):
-            found.append(path)
+            yield path

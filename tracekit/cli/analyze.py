@@ -13,9 +13,11 @@ import click
 
 from tracekit.cli.common import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
-from tracekit.progress import Progress
+from tracekit.progress import LINE_LIMIT, Progress
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tracekit.analyze.judge_store import JudgeProvider
     from tracekit.analyze.results import AnalyzeSettings, Engine, FileOutcome, RunOutcome
 
@@ -143,7 +145,8 @@ def analyze(
         if note:
             click.echo(note, err=True)
         settings = replace(settings, judge=judge)
-    show_progress = progress if progress is not None else (len(files) >= PROGRESS_FROM and sys.stderr.isatty())
+    many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
+    show_progress = progress if progress is not None else (many and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
     if parquet_dir is not None:
         settings = replace(settings, keep_results=True)
@@ -224,17 +227,19 @@ def _prepare(
     config_path: Path | None,
     results_dir: str | Path | None,
     detector_preset: str | None = None,
-) -> tuple[AnalyzeSettings, list[str], int]:
-    """The settings, the trace files, and how many case files could not be loaded (each named on stderr)."""
+) -> tuple[AnalyzeSettings, list[str] | Iterator[str], int]:
+    """The settings, the trace files (a list; a stream, listed as it is analyzed, when a PATH is a URL), and
+    how many case files could not be loaded (each named on stderr)."""
     from tracekit.analyze.binding import library_problems
     from tracekit.analyze.config import detector_options as resolve_detector_options
     from tracekit.analyze.results import AnalyzeSettings, load_library
-    from tracekit.analyze.sources import SourceNames, trace_paths
-    from tracekit.storage import kind, local
+    from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
+    from tracekit.storage import is_url, kind, local
 
     try:
         options = resolve_detector_options(config_path, detector_options, detector_preset)
-        files = trace_paths(paths)
+        streamed = any(is_url(local(path)) for path in paths)
+        files = iter_trace_paths(paths) if streamed else trace_paths(paths)
         bad_case_files: list[str] = []
         if cases_dir is not None:
             library = load_library(library_key(cases_dir))
@@ -275,7 +280,7 @@ def _open_output(stack: contextlib.ExitStack, json_path: str | None) -> IO[bytes
 
 def _run(
     stack: contextlib.ExitStack,
-    files: list[str],
+    files: list[str] | Iterator[str],
     settings: AnalyzeSettings,
     jobs: int,
     out: IO[bytes] | None,
@@ -286,7 +291,7 @@ def _run(
 
     bar = None
     if show_progress:
-        bar = stack.enter_context(Progress(len(files), label="Analyzing"))
+        bar = stack.enter_context(Progress(len(files), label="Analyzing") if isinstance(files, list) else _Count())
 
     def on_outcome(outcome: FileOutcome) -> None:
         for problem in outcome.problems:
@@ -297,6 +302,21 @@ def _run(
             bar.advance(str(outcome.path), ok=outcome.error is None)
 
     return write_results(files, out, settings, jobs=jobs, on_outcome=on_outcome, engine=engine)
+
+
+class _Count(Progress):
+    """The progress of a stream of traces (a listing still being read): a running count, no total."""
+
+    def __init__(self) -> None:
+        super().__init__(0, label="Analyzing")
+
+    def advance(self, item: str = "", ok: bool = True) -> None:
+        with self._lock:
+            self.done, self.failed = self.done + 1, self.failed + (0 if ok else 1)
+            tail = " ".join(part for part in (item, "ok" if ok else "error") if part)
+            line = f"{self.label} [{self.done}] {self._elapsed()} {tail}" if self.interactive else ""
+            self.stream.write(f"\r{line[:LINE_LIMIT].ljust(100)}" if line else f"{self.label} [{self.done}] {tail}\n")
+            self.stream.flush()
 
 
 def _engine(name: str, address: str | None, jobs: int) -> Engine | None:
