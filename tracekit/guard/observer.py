@@ -44,9 +44,9 @@ class LiveGuard:
             refused = seen.session in self._refused
             self._refused.discard(seen.session)
             usage = seen.provider.response_usage(seen.response) if seen.response else None
-            session.on_answer(seen.reply, usage, time.time(), refused)
+            session.on_answer(seen.reply, usage, time.time(), refused, seen.reply_fingerprint)
             return None
-        verdict = session.on_request(seen.messages, seen.system, time.time())
+        verdict = session.on_request(seen.messages, seen.system, time.time(), seen.fingerprints)
         records: list[Any] = list(verdict.events)
         body = None
         if verdict.refusal is not None:

@@ -31,6 +31,7 @@ from tracekit.trace.models import Guard, Header, ModelCall, ToolCall, ToolResult
 
 log = logging.getLogger("tracekit.guard")
 
+
 @dataclass
 class Verdict:
     """What the guard decided for one request: the events it raised, a note to add, or a refusal."""
@@ -71,12 +72,15 @@ class GuardSession:
 
     # -- the exchange's two moments --------------------------------------------------------------------
 
-    def on_request(self, messages: list[dict[str, Any]], system: Any, now: float) -> Verdict:
+    def on_request(
+        self, messages: list[dict[str, Any]], system: Any, now: float, fingerprints: list[str] | None = None
+    ) -> Verdict:
         """A request is about to be answered: take its new messages, feed the calls they settle, check the
-        budgets; what to do with the request."""
+        budgets; what to do with the request. ``fingerprints`` are the messages' fingerprints as the proxy
+        derived them (once per request): only the messages past what the session has seen are then derived."""
         if self.stopped is not None:
             return Verdict(refusal=self.stopped)
-        self._take(self.builder.add_conversation(messages, system, timestamp=now))
+        self._take(self.builder.add_conversation(messages, system, timestamp=now, fingerprints=fingerprints))
         verdict = Verdict()
         for node_call in self._calls:
             node = node_of(node_call, self._results.get(node_call.index), False)
@@ -98,13 +102,21 @@ class GuardSession:
             )
         return verdict
 
-    def on_answer(self, reply: dict[str, Any] | None, usage: Usage | None, now: float, refused: bool) -> None:
-        """The answer is known: take the reply (its tool calls) and count its tokens."""
+    def on_answer(
+        self,
+        reply: dict[str, Any] | None,
+        usage: Usage | None,
+        now: float,
+        refused: bool,
+        fingerprint: str | None = None,
+    ) -> None:
+        """The answer is known: take the reply (its tool calls) and count its tokens (``fingerprint``: the
+        reply's, as the proxy derived it)."""
         if refused:
             return  # the request was never made
         self.model_calls += 1
         call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
-        self._take(self.builder.add_model_call(call, reply))
+        self._take(self.builder.add_model_call(call, reply, fingerprint=fingerprint))
 
     def finish(self) -> list[Finding]:
         """The session is over: feed the calls left and return every finding (what offline analysis of

@@ -22,6 +22,7 @@ from tracekit.providers.sse import SSEParser
 from tracekit.proxy.raw_text import text_of
 from tracekit.proxy.request import Conversation, ParsedRequest
 from tracekit.proxy.sessions import Session
+from tracekit.trace.builder import message_fingerprint
 
 #: Statuses the official SDKs retry (besides connection errors), unless ``x-should-retry`` says otherwise.
 RETRIED_STATUSES = frozenset({408, 409, 429})
@@ -72,6 +73,13 @@ class Turn:
     def messages(self) -> list[dict[str, Any]]:
         """The whole canonical conversation the model is asked: what the server keeps, then what is sent."""
         return [*self.history, *self.sent.conversation.messages] if self.history else self.sent.conversation.messages
+
+    @property
+    def fingerprints(self) -> list[str]:
+        """``message_fingerprint`` of each of ``messages``: the sent conversation's are computed once per
+        request and shared (the recording and the live guard compare the conversation through them)."""
+        sent = self.sent.conversation.fingerprints
+        return [*map(message_fingerprint, self.history), *sent] if self.history else sent
 
 
 class StreamTee:
@@ -168,6 +176,15 @@ class Outcome:
     response_parse_error: str | None = None
     escaped: tuple[str, ...] = ()
     """Fields whose text holds escaped bytes."""
+    _reply_fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def reply_fingerprint(self) -> str | None:
+        """``message_fingerprint`` of ``reply``, computed once and shared by the session registry, the
+        recording and the live guard (None without a reply)."""
+        if self._reply_fingerprint is None and self.reply is not None:
+            object.__setattr__(self, "_reply_fingerprint", message_fingerprint(self.reply))  # a cache
+        return self._reply_fingerprint
 
 
 def settle(exchange: Exchange) -> Outcome:

@@ -72,6 +72,11 @@ class Seen:
     response: dict[str, Any] | None = None
     """``answer`` stage: the response body (for usage)."""
     status: int | None = None
+    fingerprints: list[str] | None = None
+    """``message_fingerprint`` of each of ``messages``, derived once per request and shared with the session
+    registry and the recording (an observer that compares conversations need not hash them again)."""
+    reply_fingerprint: str | None = None
+    """``answer`` stage: the same for ``reply``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +103,8 @@ def watch_request(observer: ExchangeObserver, exchange: Exchange) -> None:
     turn = exchange.turn
     sent = turn.sent
     seen = Seen("request", turn.session.id, exchange.provider, turn.messages, sent.conversation.system,
-                sent.body if isinstance(sent.body, dict) else None, exchange.t_wall)  # fmt: skip
+                sent.body if isinstance(sent.body, dict) else None, exchange.t_wall,
+                fingerprints=turn.fingerprints)  # fmt: skip
     decision = _observe(observer, seen)
     if decision is None:
         return
@@ -116,7 +122,7 @@ def watch_answer(observer: ExchangeObserver, exchange: Exchange, outcome: Outcom
     sent = turn.sent
     seen = Seen("answer", turn.session.id, exchange.provider, turn.messages, sent.conversation.system,
                 sent.body if isinstance(sent.body, dict) else None, exchange.t_wall, outcome.reply,
-                outcome.response, exchange.received.status)  # fmt: skip
+                outcome.response, exchange.received.status, turn.fingerprints, outcome.reply_fingerprint)  # fmt: skip
     _observe(observer, seen)
 
 

@@ -109,8 +109,9 @@ class Recorder:
             else:
                 try:
                     injected = {i.tool_use_id for i in sent.injections if i.tool_use_id}
-                    new_records = builder.add_conversation(exchange.turn.messages, sent.conversation.system,
-                                                           injected=injected, timestamp=t)  # fmt: skip
+                    turn = exchange.turn
+                    new_records = builder.add_conversation(turn.messages, sent.conversation.system, injected=injected,
+                                                           timestamp=t, fingerprints=turn.fingerprints)  # fmt: skip
                     for record in injection_records(sent.injections, new_records, index, trace.injected_ids, t):
                         builder.add(record)
                 except Exception as exc:  # any gap must not lose the exchange
@@ -122,7 +123,8 @@ class Recorder:
         if final:
             call = model_call(exchange, outcome)
             try:
-                builder.add_model_call(call, outcome.reply)  # appends the call before reading the reply
+                # (appends the call before reading the reply)
+                builder.add_model_call(call, outcome.reply, fingerprint=outcome.reply_fingerprint)
             except Exception as exc:  # as above: the call is kept, say what failed
                 builder.add(underived("reply", f"{type(exc).__name__}: {exc}", call.index, t))
             if outcome.error is not None:

@@ -23,6 +23,7 @@ import orjson
 from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
 from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
+from tracekit.trace.builder import message_fingerprint
 from tracekit.trace.models import Content
 
 
@@ -34,6 +35,17 @@ class Conversation:
     messages: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     """Why no conversation could be derived from the body (the exchange is recorded all the same)."""
+    _fingerprints: list[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def fingerprints(self) -> list[str]:
+        """``message_fingerprint`` of each message, computed once (on first use) and shared by everything
+        that compares this request's conversation: the session registry, the recording and the live guard."""
+        fingerprints = self._fingerprints
+        if fingerprints is None:
+            fingerprints = [message_fingerprint(message) for message in self.messages]
+            object.__setattr__(self, "_fingerprints", fingerprints)  # a cache: the conversation is immutable
+        return fingerprints
 
 
 NO_CONVERSATION = Conversation()

@@ -44,10 +44,14 @@ def chain_hashes(fingerprints: list[str], start: str = "") -> list[str]:
     return hashes
 
 
-def conversation_chain(messages: list[dict[str, Any]], start: list[str] | None = None) -> list[str]:
-    """The hash chain of canonical ``messages`` (continuing ``start`` when given)."""
+def conversation_chain(
+    messages: list[dict[str, Any]], start: list[str] | None = None, fingerprints: list[str] | None = None
+) -> list[str]:
+    """The hash chain of canonical ``messages`` (continuing ``start`` when given); ``fingerprints`` are the
+    messages' ``message_fingerprint`` when the caller has them already."""
     start = start or []
-    fingerprints = [message_fingerprint(message) for message in messages]
+    if fingerprints is None or len(fingerprints) != len(messages):
+        fingerprints = [message_fingerprint(message) for message in messages]
     return [*start, *chain_hashes(fingerprints, start[-1] if start else "")]
 
 
@@ -124,6 +128,7 @@ class SessionRegistry:
         previous_id: str | None = None,
         retry_count: int | None = None,
         conversation: str | None = None,
+        fingerprints: list[str] | None = None,
     ) -> Resolution:
         """The session of a request with canonical ``messages`` (agent side, before intercepts).
 
@@ -131,26 +136,37 @@ class SessionRegistry:
         trace records). ``previous_id`` is the id of the reply a continuation names. ``retry_count`` is the
         SDK's ``x-stainless-retry-count`` (None when the client sends none): a request that says it is a
         first attempt (0) never joins another session's failed turn. ``conversation`` is the id of a kept
-        conversation the request adds to."""
+        conversation the request adds to. ``fingerprints`` are the messages' fingerprints when the caller has
+        them already (``Conversation.fingerprints``: derived once per request)."""
         if named:
             header_session = self.named_session(named, label, provider)
             if conversation:
                 self._by_conversation.setdefault(conversation, header_session)
-            return self._within(header_session, "header", key, messages, previous_id, conversation=conversation)
+            return self._within(
+                header_session,
+                "header",
+                key,
+                messages,
+                previous_id,
+                conversation=conversation,
+                fingerprints=fingerprints,
+            )
         if conversation:
             kept = self._by_conversation.get(conversation)
             if kept is None:
                 kept = self._by_conversation[conversation] = self._new(provider, None)
-                return Resolution(kept, "new", agent_chain=conversation_chain(messages))
-            return self._within(kept, "conversation", key, messages, None, conversation=conversation)
+                return Resolution(kept, "new", agent_chain=conversation_chain(messages, fingerprints=fingerprints))
+            return self._within(
+                kept, "conversation", key, messages, None, conversation=conversation, fingerprints=fingerprints
+            )
         if previous_id:
             session = self._by_reply_id.get(previous_id)
             if session is not None:
-                return self._within(session, "thread", key, messages, previous_id)
+                return self._within(session, "thread", key, messages, previous_id, fingerprints=fingerprints)
         if retry_count != 0:
             for session in self._by_pending_key.get(key, ()):
-                return self._within(session, "retry", key, messages, previous_id)
-        chain = conversation_chain(messages)
+                return self._within(session, "retry", key, messages, previous_id, fingerprints=fingerprints)
+        chain = conversation_chain(messages, fingerprints=fingerprints)
         for length in range(len(chain) - 1, 0, -1):
             candidates = self._by_state.get((provider, length, chain[length - 1]))
             if candidates:
@@ -185,6 +201,7 @@ class SessionRegistry:
         chain: list[str] | None = None,
         *,
         conversation: str | None = None,
+        fingerprints: list[str] | None = None,
     ) -> Resolution:
         # Claim the session: a concurrent request with the same history must not join it as well.
         self._unindex_state(session)
@@ -201,9 +218,9 @@ class SessionRegistry:
         )
         if continues:
             prior, history = list(session.wire), list(session.history)
-            agent_chain = conversation_chain(messages, session.chain)
+            agent_chain = conversation_chain(messages, session.chain, fingerprints)
         else:
-            agent_chain = chain if chain is not None else conversation_chain(messages)
+            agent_chain = chain if chain is not None else conversation_chain(messages, fingerprints=fingerprints)
         return Resolution(session, how, attempt, prior, history, agent_chain)
 
     def _new(self, provider: str | None, named: str | None) -> Session:
@@ -223,11 +240,13 @@ class SessionRegistry:
         wire: list[Any],
         history: list[dict[str, Any]],
         reply_id: str | None,
+        reply_fingerprint: str | None = None,
     ) -> None:
         """The session's conversation is now ``agent_chain`` + ``reply`` (and ``wire`` / ``history`` as the model
-        saw it, kept for a continuation that names ``reply_id``)."""
+        saw it, kept for a continuation that names ``reply_id``). ``reply_fingerprint`` is the reply's
+        ``message_fingerprint`` when the caller has it already."""
         self._unindex_state(session)
-        session.chain = conversation_chain([reply], agent_chain)
+        session.chain = conversation_chain([reply], agent_chain, [reply_fingerprint] if reply_fingerprint else None)
         session.wire = wire
         session.history = history
         self.release(session)

@@ -52,6 +52,7 @@ class ExchangeTracker:
             previous_id=request.continuation.previous_id,
             retry_count=request.retry_count,
             conversation=request.continuation.conversation,
+            fingerprints=request.conversation.fingerprints,
         )
         session = resolution.session
         if session.pending is not None:
@@ -95,7 +96,9 @@ class ExchangeTracker:
                 wire = [*turn.prior_items, *(provider.request_items(sent_body) or []),
                         *provider.reply_items(outcome.response)]  # fmt: skip
                 history = [*turn.messages, outcome.reply]
-            self.registry.advance(session, turn.agent_chain, outcome.reply, wire, history, reply_id)
+            self.registry.advance(
+                session, turn.agent_chain, outcome.reply, wire, history, reply_id, outcome.reply_fingerprint
+            )
         else:
             self.registry.release(session)
         final = not (outcome.retryable and outcome.error is not None)

@@ -39,17 +39,21 @@ def message_fingerprint(message: dict[str, Any]) -> str:
     return content_hash([message.get("role"), content])
 
 
+#: The fields of a block that say what it means, by block type (other types: every field but cache_control).
+_ESSENTIAL_KEYS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "tool_use": ("id", "name", "input"),
+    "tool_result": ("tool_use_id", "content", "is_error"),
+    "thinking": ("thinking",),
+    "redacted_thinking": ("data",),
+}
+
+
 def _block_essence(block: Any) -> Any:
     if not isinstance(block, dict):
         return block
     kind = block.get("type")
-    keys = {
-        "text": ("text",),
-        "tool_use": ("id", "name", "input"),
-        "tool_result": ("tool_use_id", "content", "is_error"),
-        "thinking": ("thinking",),
-        "redacted_thinking": ("data",),
-    }.get(str(kind))
+    keys = _ESSENTIAL_KEYS.get(str(kind))
     if keys is None:
         return {k: v for k, v in block.items() if k != "cache_control"}
     essence = {"type": kind, **{k: block.get(k) for k in keys}}
@@ -97,34 +101,44 @@ class TraceBuilder:
         *,
         injected: Iterable[str] = (),
         timestamp: float | None = None,
+        fingerprints: list[str] | None = None,
     ) -> list[Any]:
         """Record the messages of ``messages`` that are not recorded yet; returns the new records.
 
         ``messages`` is the whole conversation as sent. Messages it shares with what is recorded are
         skipped; when it diverges (an agent rewrote its history), the rewritten tail is recorded again
         at its positions. ``injected`` names the tool_use ids whose results an intercept replaced.
+        ``fingerprints`` are the messages' ``message_fingerprint`` when the caller has them already (the
+        proxy derives them once per request for stitching, the recording and the live guard).
         """
         start = len(self.records)
         if system and system != self._system:
             self._system = system
             self.records.append(SystemMessage(content=_content(system), t=timestamp))
-        fingerprints = [message_fingerprint(m) for m in messages]
-        common = 0
-        for old, new in zip(self._fingerprints, fingerprints, strict=False):
-            if old != new:
-                break
-            common += 1
-        self._fingerprints = self._fingerprints[:common]
+        if fingerprints is None or len(fingerprints) != len(messages):
+            fingerprints = [message_fingerprint(m) for m in messages]
+        recorded = self._fingerprints
+        common = len(recorded)
+        if fingerprints[:common] != recorded:  # (one list comparison when the conversation only grew)
+            common = 0
+            for old, new in zip(recorded, fingerprints, strict=False):
+                if old != new:
+                    break
+                common += 1
+            del recorded[common:]
         injected_ids = set(injected)
         for position in range(common, len(messages)):
             self._add_message(messages[position], position, injected_ids, timestamp, None)
             self._fingerprints.append(fingerprints[position])
         return self.records[start:]
 
-    def add_model_call(self, call: ModelCall, reply: dict[str, Any] | None) -> list[Any]:
+    def add_model_call(
+        self, call: ModelCall, reply: dict[str, Any] | None, *, fingerprint: str | None = None
+    ) -> list[Any]:
         """Record one model call and, when it produced one, the assistant ``reply`` (canonical message).
 
         The call's ``index`` is assigned here. The reply becomes the next conversation message.
+        ``fingerprint`` is the reply's ``message_fingerprint`` when the caller has it already.
         """
         start = len(self.records)
         call.index = self._model_calls
@@ -133,7 +147,7 @@ class TraceBuilder:
         if reply is not None:
             position = len(self._fingerprints)
             self._add_message(reply, position, set(), call.t, call.index, call.stop_reason)
-            self._fingerprints.append(message_fingerprint(reply))
+            self._fingerprints.append(fingerprint if fingerprint is not None else message_fingerprint(reply))
         return self.records[start:]
 
     def add(self, record: Any) -> None:
