@@ -137,3 +137,28 @@ def test_a_streamed_run_shows_a_running_count_without_a_total(prefix: str) -> No
     assert len(lines) == TRACES
     assert lines[0].startswith("Analyzing [1] ") and lines[-1].startswith(f"Analyzing [{TRACES}] ")
     assert "/" not in lines[-1].split("]")[0]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_listing_that_fails_midway_is_one_line_and_exit_2(
+    prefix: str, jobs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import s3fs
+    from botocore.exceptions import EndpointConnectionError
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    pages = _count_pages()
+    fs, _ = filesystem(URL)
+
+    def second_page_fails(**kwargs: Any) -> None:
+        if kwargs["params"].get("ContinuationToken"):  # the store stops answering after the first page
+            raise EndpointConnectionError(endpoint_url="http://127.0.0.1:1")
+
+    fs.s3.meta.events.register("before-parameter-build.s3.ListObjectsV2", second_page_fails)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["analyze", prefix, "--jobs", jobs, "--json", "out.json", "--no-progress"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"Error: {prefix}: cannot reach the storage endpoint "
+                     '(Could not connect to the endpoint URL: "http://127.0.0.1:1")'], lines  # fmt: skip
+    assert len(pages) >= 2 and not (tmp_path / "out.json").exists()
