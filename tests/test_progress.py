@@ -54,3 +54,15 @@ def test_threads_count_every_item_once() -> None:
         worker.join()
     lines = out.getvalue().splitlines()
     assert progress.done == 400 and len(lines) == 400 and lines[-1] == "[400/400] ok"
+
+
+def test_an_unknown_total_shows_a_running_count() -> None:
+    out = io.StringIO()
+    with Progress(None, label="Analyzing", stream=out, interactive=False) as progress:
+        progress.advance("a.jsonl")
+        progress.advance("b.jsonl", ok=False)
+    assert out.getvalue() == "Analyzing [1] a.jsonl ok\nAnalyzing [2] b.jsonl error\n"
+    redrawn = io.StringIO()
+    with Progress(None, label="Analyzing", stream=redrawn, interactive=True) as progress:
+        progress.advance("a.jsonl")
+    assert redrawn.getvalue().startswith("\rAnalyzing [1] 00:0") and "#" not in redrawn.getvalue()

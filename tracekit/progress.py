@@ -12,7 +12,9 @@ otherwise (a log, a pipe, CI) one line per finished item, so that nothing is los
     importing [1/2] a.json ok
     importing [2/2] b.json error
 
-``wrap`` counts the items of an iterable as they are consumed. Calls from several threads are safe.
+``total`` None (a stream whose length is not known yet, such as a listing still being read) shows a running
+count instead of a bar. ``wrap`` counts the items of an iterable as they are consumed. Calls from several
+threads are safe.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ ItemT = TypeVar("ItemT")
 class Progress:
     """Counts the finished items of a long task and shows them.
 
-    ``total`` items are expected; ``label`` starts every line; ``enabled`` False counts without showing;
+    ``total`` items are expected (None: not known, a running count is shown); ``label`` starts every line;
+    ``enabled`` False counts without showing;
     ``interactive`` (default: whether ``stream`` is a terminal) chooses the redrawn bar over one line per item.
     """
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         *,
         label: str = "",
         stream: TextIO | None = None,
@@ -66,13 +69,17 @@ class Progress:
                 return
             prefix = f"{self.label} " if self.label else ""
             tail = " ".join(part for part in (item, "ok" if ok else "error") if part)
+            count = f"{self.done}" if self.total is None else f"{self.done}/{self.total}"
             if self.interactive:
-                filled = BAR_WIDTH * min(self.done, self.total) // max(self.total, 1)
-                bar = "#" * filled + "." * (BAR_WIDTH - filled)
-                line = f"\r{prefix}[{bar}] {self.done}/{self.total} {self._elapsed()} {tail}"
+                if self.total is None:
+                    line = f"\r{prefix}[{count}] {self._elapsed()} {tail}"
+                else:
+                    filled = BAR_WIDTH * min(self.done, self.total) // max(self.total, 1)
+                    bar = "#" * filled + "." * (BAR_WIDTH - filled)
+                    line = f"\r{prefix}[{bar}] {count} {self._elapsed()} {tail}"
                 self.stream.write(line[:LINE_LIMIT].ljust(100))
             else:
-                self.stream.write(f"{prefix}[{self.done}/{self.total}] {tail}\n")
+                self.stream.write(f"{prefix}[{count}] {tail}\n")
             self.stream.flush()
 
     def wrap(self, items: Iterable[ItemT]) -> Iterator[ItemT]:

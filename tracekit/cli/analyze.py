@@ -13,7 +13,7 @@ import click
 
 from tracekit.cli.common import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
 from tracekit.errors import TracekitError
-from tracekit.progress import LINE_LIMIT, Progress
+from tracekit.progress import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -291,7 +291,7 @@ def _run(
 
     bar = None
     if show_progress:
-        bar = stack.enter_context(Progress(len(files), label="Analyzing") if isinstance(files, list) else _Count())
+        bar = stack.enter_context(Progress(len(files) if isinstance(files, list) else None, label="Analyzing"))
 
     def on_outcome(outcome: FileOutcome) -> None:
         for problem in outcome.problems:
@@ -302,21 +302,6 @@ def _run(
             bar.advance(str(outcome.path), ok=outcome.error is None)
 
     return write_results(files, out, settings, jobs=jobs, on_outcome=on_outcome, engine=engine)
-
-
-class _Count(Progress):
-    """The progress of a stream of traces (a listing still being read): a running count, no total."""
-
-    def __init__(self) -> None:
-        super().__init__(0, label="Analyzing")
-
-    def advance(self, item: str = "", ok: bool = True) -> None:
-        with self._lock:
-            self.done, self.failed = self.done + 1, self.failed + (0 if ok else 1)
-            tail = " ".join(part for part in (item, "ok" if ok else "error") if part)
-            line = f"{self.label} [{self.done}] {self._elapsed()} {tail}" if self.interactive else ""
-            self.stream.write(f"\r{line[:LINE_LIMIT].ljust(100)}" if line else f"{self.label} [{self.done}] {tail}\n")
-            self.stream.flush()
 
 
 def _engine(name: str, address: str | None, jobs: int) -> Engine | None:
