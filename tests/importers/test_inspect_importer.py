@@ -66,6 +66,16 @@ def mock_model() -> Any:
     return get_model("mockllm/model", custom_outputs=answer)
 
 
+def the_one_imported_trace(tmp_path: Path) -> Any:
+    """The single trace ``import_inspect`` makes of the logs under ``tmp_path / "logs"``, as written and read
+    back (the import itself reports no problem)."""
+    problems: list[str] = []
+    [imported] = import_inspect([tmp_path / "logs"], problems)
+    assert problems == []
+    [path] = write_traces([imported], tmp_path / "out")
+    return load_trace(path)
+
+
 def test_inspect_log_matches_the_proxy(tmp_path: Path) -> None:
     with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
         model = get_model("openai/gpt-test", base_url=proxy.url + "/v1", api_key="sk-test", responses_api=False)
@@ -131,11 +141,7 @@ def test_content_without_a_canonical_form_is_named_in_problems(tmp_path: Path) -
                 scorer=includes())  # fmt: skip
     [log] = inspect_eval(task, model=mock_model(), log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error
-    problems: list[str] = []
-    [imported] = import_inspect([tmp_path / "logs"], problems)
-    assert problems == []
-    [path] = write_traces([imported], tmp_path / "out")
-    trace = load_trace(path)
+    trace = the_one_imported_trace(tmp_path)
     assert trace.final_answer() == "结果：晴" and [c.input for c in trace.calls()] == [{"city": "北京"}]
     [note] = trace.header.meta["problems"]
     assert note == f"{log.location}:samples/1_epoch_1.json: message content of type audio not mapped (left out)"
@@ -150,11 +156,7 @@ def test_condensed_long_texts_are_read_back_from_the_attachments(tmp_path: Path,
     [log] = inspect_eval(weather_task(question), model=mock_model(), log_dir=str(tmp_path / "logs"),
                          log_format=log_format, display="none")  # fmt: skip
     assert log.status == "success", log.error
-    problems: list[str] = []
-    [imported] = import_inspect([tmp_path / "logs"], problems)
-    assert problems == []
-    [path] = write_traces([imported], tmp_path / "out")
-    trace = load_trace(path)
+    trace = the_one_imported_trace(tmp_path)
     assert [r.content for r in trace.records if r.kind == "user_message"] == [question]
     assert [(c.input, c.result_text) for c in trace.calls()] == [({"city": "北京"}, "晴")]
     assert trace.stats().llm_calls == 2 and trace.problems == []
@@ -163,7 +165,7 @@ def test_condensed_long_texts_are_read_back_from_the_attachments(tmp_path: Path,
         assert document["samples"][0]["attachments"], "the log was condensed"
         document["samples"][0]["attachments"] = {}
         Path(log.location).write_bytes(orjson.dumps(document))
-        [imported] = import_inspect([tmp_path / "logs"], problems)
+        [imported] = import_inspect([tmp_path / "logs"], [])
         [note] = imported.records[0].meta["problems"]
         assert note.startswith(f"{log.location}: samples[0]: ") and "without their attachment" in note
 

@@ -84,6 +84,25 @@ def run_agent(base_url: str, responses: bool, streamed: bool = False) -> str:
     return asyncio.run(run())
 
 
+def assert_processor_matches_the_proxy(tmp_path: Path) -> dict[str, Any]:
+    """The processor's traces analyze like the proxy's recording of the same run; returns the recording's
+    analysis."""
+    mine, theirs = analyze_json(tmp_path / "processor"), analyze_json(tmp_path / "recorded")
+    assert [session_view(t) for t in mine["traces"]] == [session_view(t) for t in theirs["traces"]]
+    assert final_answers(tmp_path / "processor") == final_answers(tmp_path / "recorded") == [ANSWER]
+    assert mine["traces"][0]["problems"] == []
+    return theirs
+
+
+def import_the_export(tmp_path: Path, theirs: dict[str, Any]) -> Path:
+    """``tracekit import openai-agents`` of the SDK's own export; its calls analyze like the recording's."""
+    imported = tmp_path / "imported"
+    assert import_command("openai-agents", str(tmp_path / "export.jsonl"), "--out", str(imported)).exit_code == 0
+    again = analyze_json(imported)
+    assert [session_view(t) for t in again["traces"]] == [session_view(t) for t in theirs["traces"]]
+    return imported
+
+
 def test_processor_trace_matches_the_proxy_chat_completions(
     tmp_path: Path, processors: tuple[TracekitProcessor, BatchTraceProcessor]
 ) -> None:
@@ -93,17 +112,9 @@ def test_processor_trace_matches_the_proxy_chat_completions(
     exported.force_flush()
     [written] = ours.written
     assert written.parent == tmp_path / "processor"
-    mine, theirs = analyze_json(tmp_path / "processor"), analyze_json(tmp_path / "recorded")
-    assert [session_view(t) for t in mine["traces"]] == [session_view(t) for t in theirs["traces"]]
-    assert final_answers(tmp_path / "processor") == final_answers(tmp_path / "recorded") == [ANSWER]
-    assert mine["traces"][0]["problems"] == []
-
+    theirs = assert_processor_matches_the_proxy(tmp_path)
     # The SDK's own export of a chat-completions run holds the messages too: the import is just as complete.
-    imported = tmp_path / "imported"
-    assert import_command("openai-agents", str(tmp_path / "export.jsonl"), "--out", str(imported)).exit_code == 0
-    again = analyze_json(imported)
-    assert [session_view(t) for t in again["traces"]] == [session_view(t) for t in theirs["traces"]]
-    assert final_answers(imported) == [ANSWER]
+    assert final_answers(import_the_export(tmp_path, theirs)) == [ANSWER]
 
 
 def test_responses_model_processor_keeps_what_the_export_leaves_out(
@@ -139,15 +150,7 @@ def test_a_streamed_run_matches_the_proxy_from_the_processor_and_the_export(
     with recorded_upstream(weather_script(), tmp_path / "recorded") as proxy:
         assert run_agent(proxy.url + "/v1", responses=responses, streamed=True) == ANSWER
     exported.force_flush()
-    theirs = analyze_json(tmp_path / "recorded")
-    mine = analyze_json(tmp_path / "processor")
-    assert [session_view(t) for t in mine["traces"]] == [session_view(t) for t in theirs["traces"]]
-    assert final_answers(tmp_path / "processor") == final_answers(tmp_path / "recorded") == [ANSWER]
-    assert mine["traces"][0]["problems"] == []
-    imported = tmp_path / "imported"
-    assert import_command("openai-agents", str(tmp_path / "export.jsonl"), "--out", str(imported)).exit_code == 0
-    again = analyze_json(imported)
-    assert [session_view(t) for t in again["traces"]] == [session_view(t) for t in theirs["traces"]]
+    imported = import_the_export(tmp_path, assert_processor_matches_the_proxy(tmp_path))
     if not responses:  # the export of a Responses model holds no reply text (see above)
         assert final_answers(imported) == [ANSWER]
 
