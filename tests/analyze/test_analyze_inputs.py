@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +171,21 @@ def test_one_bad_case_file_leaves_that_case_out_and_the_others_are_judged(tmp_pa
     judged = [verdict for case_id, verdicts in by_case.items() if case_id != "B2-PC-02" for verdict in verdicts]
     assert len(document["traces"]) == 298 and len(judged) > 250
     assert all(verdict is not None for verdict in judged)
+
+
+def test_a_jobs_pool_ends_when_the_parent_handles_sigterm() -> None:
+    # Found in CI: a process with its own SIGTERM handler (Ray's, in the test session) hung at the end of
+    # analyze --jobs 2: the pool's terminate() cannot kill workers that inherit the handler, and killing one
+    # that holds the task queue's lock blocks the others.
+    repo = Path(__file__).resolve().parents[2]
+    files = sorted(str(path) for path in (repo / "recordings").rglob("*.jsonl"))[:40]
+    script = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda *_: None)\n"
+        "from tracekit.analyze.results import AnalyzeSettings, iter_outcomes\n"
+        f"outcomes = list(iter_outcomes({files!r}, AnalyzeSettings(), jobs=2))\n"
+        "print(len(outcomes), sum(outcome.error is None for outcome in outcomes))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)  # hang guard
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["40", "40"]

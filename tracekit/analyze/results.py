@@ -20,6 +20,7 @@ counted as ``summary.skipped_judge_exchanges``; a judge file named on its own is
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,11 +275,17 @@ def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: 
     import multiprocessing
 
     chunksize = max(1, min(64, count // (jobs * 8))) if count is not None else feed.STREAM_CHUNK
-    with multiprocessing.get_context(_start_method()).Pool(jobs, _init_worker, (settings,)) as pool:
-        if count is not None:
-            yield from pool.imap(_worker, files, chunksize)
-        else:
-            yield from feed.bounded_imap(pool, _worker, files, chunksize, chunksize * jobs * feed.STREAM_WINDOW)
+    pool = multiprocessing.get_context(_start_method()).Pool(jobs, _init_worker, (settings,))
+    try:
+        window = chunksize * jobs * feed.STREAM_WINDOW
+        yield from (pool.imap(_worker, files, chunksize) if count is not None
+                    else feed.bounded_imap(pool, _worker, files, chunksize, window))  # fmt: skip
+        pool.close()  # not terminate(): a worker killed holding the task queue's lock blocks the others
+    except BaseException:  # an error, or the consumer stopped early
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
 
 
 def write_results(
@@ -376,6 +383,8 @@ _WORKER_SETTINGS: AnalyzeSettings | None = None
 
 def _init_worker(settings: AnalyzeSettings) -> None:
     global _WORKER_SETTINGS
+    # A forked worker inherits the parent's SIGTERM handler (Ray's, a server's); terminate() needs the default.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER_SETTINGS = settings
     if settings.cases_dir is not None:
         load_library(settings.cases_dir)
