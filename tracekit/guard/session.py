@@ -48,7 +48,8 @@ class GuardSession:
         self.session = session
         self.config = config
         self.started = started
-        self.builder = TraceBuilder(Header(trace_id=session, source="guard"))
+        # Read-only records (no validation, no copies): the guard reads them and writes none.
+        self.builder = TraceBuilder(Header(trace_id=session, source="guard"), read_only=True)
         self.graph = CallGraph([])
         context = DetectorContext(self.graph, live=True)
         # What the detectors read of the trace, grown as the records come (in place of the finished trace's).
@@ -67,6 +68,7 @@ class GuardSession:
         self._calls: list[ToolCall] = []  # issued, not fed yet
         self._results: dict[int | None, ToolResult] = {}
         self._reported: dict[tuple[str, int], dict[str, Any]] = {}
+        self._budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
         self._budgets_fired: set[str] = set()
         self._finished: list[Finding] | None = None
 
@@ -188,10 +190,8 @@ class GuardSession:
                     figures={"calls": len(finding.calls)})  # fmt: skip
 
     def _check_budgets(self, now: float, verdict: Verdict) -> None:
-        budgets = self.config.budgets
-        for name in BUDGETS:
-            budget = getattr(budgets, name)
-            if budget is None or name in self._budgets_fired:
+        for name, budget in self._budgets:
+            if name in self._budgets_fired:
                 continue
             used = self._used(name, now)
             if used <= budget.limit:
@@ -205,10 +205,9 @@ class GuardSession:
     def _used(self, name: str, now: float) -> float:
         if name == "seconds":
             return round(now - self.started, 3)
-        # model_calls counts the request about to be made
-        counts = {"tokens": self.tokens, "model_calls": self.model_calls + 1, "tool_calls": self.tool_calls,
-                  "errors": self.errors}  # fmt: skip
-        return counts[name]
+        if name == "model_calls":
+            return self.model_calls + 1  # counting the request about to be made
+        return getattr(self, name)  # tokens, tool_calls, errors
 
     def _event(
         self, verdict: Verdict, event: str, rule: str, action: Action, message: str, log_it: bool = True, **fields: Any

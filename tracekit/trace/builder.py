@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
+import tracekit.trace.models as models
 from tracekit.trace.canonical import canonical_json, content_hash
-from tracekit.trace.models import (
-    AssistantMessage,
-    Content,
-    Header,
-    ModelCall,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-)
+from tracekit.trace.mirror import MIRRORS
+from tracekit.trace.models import Content, Header, ModelCall, ToolCall
 
 
 def message_fingerprint(message: dict[str, Any]) -> str:
@@ -73,10 +67,16 @@ class TraceBuilder:
         builder = TraceBuilder(Header(trace_id="t1", source="import:openai"))
         builder.add_conversation(messages)
         records = builder.records  # header first
+
+    ``read_only=True`` builds the messages, tool calls and results as their read-only mirrors
+    (``tracekit.trace.mirror``): the same fields, made without pydantic's validation and copies, for a
+    reader that only reads them (the live guard, on the request's path). They share the message dicts
+    they were made from, and cannot be written with ``write_trace``.
     """
 
-    def __init__(self, header: Header) -> None:
+    def __init__(self, header: Header, *, read_only: bool = False) -> None:
         self.header = header
+        self._made = _READ_ONLY if read_only else models
         self.records: list[Any] = [header]
         self._fingerprints: list[str] = []
         self._system: Content | None = None
@@ -114,7 +114,7 @@ class TraceBuilder:
         start = len(self.records)
         if system and system != self._system:
             self._system = system
-            self.records.append(SystemMessage(content=_content(system), t=timestamp))
+            self.records.append(self._made.SystemMessage(content=_content(system), t=timestamp))
         if fingerprints is None or len(fingerprints) != len(messages):
             fingerprints = [message_fingerprint(m) for m in messages]
         recorded = self._fingerprints
@@ -171,7 +171,7 @@ class TraceBuilder:
         if role == "assistant":
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             self.records.append(
-                AssistantMessage(
+                self._made.AssistantMessage(
                     message_index=position, content=blocks, stop_reason=stop_reason, model_call=model_call, t=t
                 )
             )
@@ -181,10 +181,10 @@ class TraceBuilder:
             return
         if role == "system":
             self._system = content
-            self.records.append(SystemMessage(content=content, t=t))
+            self.records.append(self._made.SystemMessage(content=content, t=t))
             return
         if not isinstance(content, list):
-            self.records.append(UserMessage(message_index=position, content=content, t=t))
+            self.records.append(self._made.UserMessage(message_index=position, content=content, t=t))
             return
         other = []
         for block in content:
@@ -193,11 +193,11 @@ class TraceBuilder:
             else:
                 other.append(block)
         if other:
-            self.records.append(UserMessage(message_index=position, content=other, t=t))
+            self.records.append(self._made.UserMessage(message_index=position, content=other, t=t))
 
     def _add_tool_call(self, block: dict[str, Any], position: int, model_call: int | None, t: float) -> None:
         raw_input = block.get("input", {})
-        call = ToolCall(
+        call = self._made.ToolCall(
             index=self._tool_calls,
             id=_text(block.get("id")),
             name=_text(block.get("name")) or "",
@@ -219,7 +219,7 @@ class TraceBuilder:
         if call is not None:
             self._pending.remove(call)
         self.records.append(
-            ToolResult(
+            self._made.ToolResult(
                 call_index=call.index if call else None,
                 tool_use_id=tool_use_id,
                 name=call.name if call else _text(block.get("name")),
@@ -230,6 +230,10 @@ class TraceBuilder:
                 t=t,
             )
         )
+
+
+#: The mirrors by model name: what a read-only builder makes in place of ``tracekit.trace.models``.
+_READ_ONLY: Any = SimpleNamespace(**{mirror.__name__: mirror for mirror in MIRRORS})
 
 
 def _content(value: Any) -> Content:
