@@ -94,14 +94,14 @@ def test_a_file_whose_analysis_crashes_is_isolated(good: Path, tmp_path: Path, m
     import tracekit.analyze.results as results
 
     write(build_trace(messages_of([user("再查"), say("好")]), trace_id="boom"), good / "boom.jsonl")
-    analyze_trace = results.analyze_trace
+    trace_entry = results.trace_entry
 
     def crashing(trace: Any, *args: Any, **kwargs: Any) -> Any:
         if trace.header.trace_id == "boom":
             raise RecursionError("maximum recursion depth exceeded")
-        return analyze_trace(trace, *args, **kwargs)
+        return trace_entry(trace, *args, **kwargs)
 
-    monkeypatch.setattr(results, "analyze_trace", crashing)
+    monkeypatch.setattr(results, "trace_entry", crashing)
     out = tmp_path / "r.json"
     result = run(str(good), "--json", str(out))
     assert result.exit_code == 2

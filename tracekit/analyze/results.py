@@ -24,24 +24,30 @@ import signal
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from tracekit import __version__
 from tracekit.analyze import feed
-from tracekit.analyze.binding import CaseRun, bind_case, bind_history, library_problems, load_library
 from tracekit.analyze.detectors import Finding, detect, resolve_options
+from tracekit.analyze.json_model import JSON_OPTIONS
 from tracekit.analyze.judge_store import JUDGE_SOURCE, JudgeProvider
-from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.analyze.sources import SourceNames, trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
-from tracekit.analyze.summary_model import ResultsSummary
-from tracekit.analyze.verdict import JudgeHook, build_verdict
-from tracekit.cases.loader import CaseLibrary
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
 from tracekit.trace import Trace, load_trace
+
+if TYPE_CHECKING:
+    from tracekit.analyze.results_model import Results, TraceResult
+    from tracekit.analyze.summary_model import ResultsSummary
+    from tracekit.analyze.verdict import JudgeHook
+    from tracekit.cases.loader import CaseLibrary
+
+# What only a case library needs (binding, checks, verdicts: the cases' models and YAML) and the results
+# models (validating an entry) are imported inside the functions that use them, when they do: a run
+# without --cases never loads them, which is a third of analyze's start-up.
 
 __all__ = [
     "JUDGE_SOURCE",
@@ -114,6 +120,8 @@ class RunOutcome:
         """The whole results document in memory (needs ``keep_results``)."""
         if self.traces is None:
             raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
+        from tracekit.analyze.results_model import Results  # the results models (see the note at the imports)
+
         return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
 
 
@@ -160,6 +168,13 @@ def run_name(source: str | None, model: str | None) -> str | None:
     return source or model or None
 
 
+def load_library(cases_dir: str | Path) -> CaseLibrary:
+    """The case library of ``cases_dir`` (a folder or URL), loaded once per process (``binding.load_library``)."""
+    from tracekit.analyze.binding import load_library as load  # with --cases only (see the note at the imports)
+
+    return load(cases_dir)
+
+
 def analyze_trace(
     trace: Trace,
     settings: AnalyzeSettings | None = None,
@@ -168,6 +183,20 @@ def analyze_trace(
     judge: JudgeHook | None = None,
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
+    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
+
+    return TraceResult.model_validate(trace_entry(trace, settings, library=library, judge=judge))
+
+
+def trace_entry(
+    trace: Trace,
+    settings: AnalyzeSettings | None = None,
+    *,
+    library: CaseLibrary | None = None,
+    judge: JudgeHook | None = None,
+) -> dict[str, Any]:
+    """``analyze_trace`` before validation: every key of a ``TraceResult`` in its order, as plain values (the
+    verdict as ``build_verdict`` makes it, the guard records as entries with every key)."""
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
@@ -175,12 +204,14 @@ def analyze_trace(
         library = load_library(settings.cases_dir)
     header = trace.header
     problems = [str(problem) for problem in trace.problems]
-    case = None
+    case = binding = None
     if library is not None:
+        from tracekit.analyze.binding import bind_case, bind_history  # with --cases only (see the imports)
+
         case, problem = bind_case(trace, library.cases, settings.case_id)
         if problem is not None:
             problems.append(problem)
-    binding = bind_history(trace, case) if case is not None else None
+        binding = bind_history(trace, case) if case is not None else None
     if binding is not None and binding.problem is not None:
         problems.append(binding.problem)
     history = binding.messages if binding is not None else 0
@@ -190,6 +221,9 @@ def analyze_trace(
     graph, findings = detect(trace, options, history_messages=history, catalog=catalog, case=case)
     verdict = None
     if case is not None:
+        from tracekit.analyze.binding import CaseRun  # with --cases only (see the imports)
+        from tracekit.analyze.verdict import build_verdict
+
         run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)
         verdict = build_verdict(run, findings, judge)
         if verdict["scores"]["tool_use"]["over_tooling"]:
@@ -204,7 +238,7 @@ def analyze_trace(
             )
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
-    return TraceResult.model_validate({
+    return {
         "trace_id": header.trace_id,
         "session": header.session,
         "source": settings.sources.source(path) if path is not None else None,
@@ -229,7 +263,27 @@ def analyze_trace(
         "verdict": verdict,
         "problems": problems,
         "trace_file": settings.sources.trace_file(path) if path is not None else None,
-    })  # fmt: skip
+    }  # fmt: skip
+
+
+def entry_json(entry: dict[str, Any]) -> bytes:
+    """The JSON of a ``trace_entry`` of a trace bound to no case, as its validated ``TraceResult`` writes it
+    (``to_json_bytes``), without validating it: the keys the model leaves out when empty are left out here
+    (``guard``, ``trace_file``; a guard entry's ``severity`` and ``messages``), every other value is already
+    of its field's type. Raises ``ValueError`` for an entry with a verdict (validate that one)."""
+    if entry["verdict"] is not None:
+        raise ValueError("an entry with a verdict is written through its model (analyze_trace)")
+    plain = {key: value for key, value in entry.items()
+             if not ((key == "trace_file" and value is None) or (key == "guard" and not value))}  # fmt: skip
+    if "guard" in plain:
+        plain["guard"] = [_written_guard(guard) for guard in plain["guard"]]
+    return orjson.dumps(plain, option=JSON_OPTIONS)
+
+
+def _written_guard(guard: dict[str, Any]) -> dict[str, Any]:
+    """A guard entry as ``GuardEntry`` writes it: ``severity`` left out when None, ``messages`` when empty."""
+    return {key: value for key, value in guard.items()
+            if not ((key == "severity" and value is None) or (key == "messages" and not value))}  # fmt: skip
 
 
 def _guard_entry(record: Any) -> dict[str, Any]:
@@ -254,14 +308,27 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
         return FileOutcome(path, skipped="judge exchange")
     try:
-        entry = analyze_trace(trace, settings)
+        entry = trace_entry(trace, settings)
+        result = None
+        if entry["verdict"] is None and not settings.keep_results:
+            # Written straight from the plain values, which are what validation would keep (entry_json).
+            data, small = entry_json(entry), digest(entry)
+        else:
+            result = _validated(entry)
+            data, small = result.to_json_bytes(), digest(result)
         # Redacted here, in the worker, so that the cost is shared out under --jobs.
-        data = default_redactor().redact_bytes(entry.to_json_bytes())
+        data = default_redactor().redact_bytes(data)
     except TracekitError as exc:
         return FileOutcome(path, error=_named(path, str(exc)))
     except Exception as exc:  # one malformed trace never stops the folder: report it with its name
         return FileOutcome(path, error=f"{path}: cannot be analyzed ({_describe(exc)}); the other files were")
-    return FileOutcome(path, data, digest(entry), entry.problems, result=entry if settings.keep_results else None)
+    return FileOutcome(path, data, small, entry["problems"], result=result if settings.keep_results else None)
+
+
+def _validated(entry: dict[str, Any]) -> TraceResult:
+    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
+
+    return TraceResult.model_validate(entry)
 
 
 def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:
@@ -306,7 +373,11 @@ def write_results(
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
-    problems = library_problems(settings.cases_dir) if settings.cases_dir is not None else []
+    problems: list[str] = []
+    if settings.cases_dir is not None:
+        from tracekit.analyze.binding import library_problems  # with --cases only (see the imports)
+
+        problems = library_problems(settings.cases_dir)
     kept: list[TraceResult] | None = [] if settings.keep_results else None
     first = True
     if out is not None:

@@ -34,11 +34,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracekit.analyze.comparison import Row, ab_comparison, trials
 from tracekit.analyze.reliability import reliability_summary
-from tracekit.analyze.results_model import TraceResult
 from tracekit.analyze.summary_model import (
     RESULTS,
     C4Rate,
@@ -49,15 +48,24 @@ from tracekit.analyze.summary_model import (
     written_rate,
 )
 
+if TYPE_CHECKING:
+    from tracekit.analyze.results_model import TraceResult
+
 Digest = dict[str, Any]
 """What the summary keeps of one trace (small and picklable: it travels back from worker processes)."""
 
 
-def digest(entry: TraceResult) -> Digest:
-    """What the summary needs of one ``traces[]`` entry."""
-    stats = entry.stats
+def digest(entry: TraceResult | dict[str, Any]) -> Digest:
+    """What the summary needs of one ``traces[]`` entry: the model, or the plain entry of a trace bound to no
+    case (``results.trace_entry``: what the model would hold, without validating it)."""
+    if isinstance(entry, dict):
+        if entry["verdict"] is not None:
+            raise ValueError("the digest of an entry with a verdict is made from its model")
+        return {"stats": dict(entry["stats"]), "findings": [finding["kind"] for finding in entry["findings"]],
+                "problems": len(entry["problems"]), "run": entry["run"], "group": entry["group"],
+                "repeat": entry["repeat"], "verdict": None}  # fmt: skip
     small: Digest = {
-        "stats": stats.model_dump(),
+        "stats": entry.stats.model_dump(),
         "findings": [finding.kind for finding in entry.findings],
         "problems": len(entry.problems),
         "run": entry.run,

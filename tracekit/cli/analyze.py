@@ -230,7 +230,6 @@ def _prepare(
 ) -> tuple[AnalyzeSettings, list[str] | Iterator[str], int]:
     """The settings, the trace files (a list; a stream, listed as it is analyzed, when a PATH is a URL), and
     how many case files could not be loaded (each named on stderr)."""
-    from tracekit.analyze.binding import library_problems
     from tracekit.analyze.config import detector_options as resolve_detector_options
     from tracekit.analyze.results import AnalyzeSettings, load_library
     from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
@@ -242,6 +241,8 @@ def _prepare(
         files = iter_trace_paths(paths) if streamed else trace_paths(paths)
         bad_case_files: list[str] = []
         if cases_dir is not None:
+            from tracekit.analyze.binding import library_problems  # the case library's code: with --cases only
+
             library = load_library(library_key(cases_dir))
             bad_case_files = library_problems(library_key(cases_dir))
             for problem in bad_case_files:
