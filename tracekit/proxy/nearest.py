@@ -15,6 +15,9 @@ Example::
     index = NearestIndex()
     index.add(0, provider, recorded_body, answer)
     index.nearest("/v1/messages", live_body)   # (answer, (same_model, shared_items, equal_fields)) or None
+
+What the index keeps of a request is its ``RequestHashes``: ``request_hashes`` makes them from a parsed body;
+``tracekit.proxy.raw_hashes`` makes the same from the body's JSON bytes without building it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from tracekit.trace.canonical import canonical_json
 
 T = TypeVar("T")
 Score = tuple[int, int, int]
-_ROOT = 0
+#: ``prefix[0]``: the hash of no items.
+ROOT = 0
 _NONE = hash(b"null")
 
 
@@ -37,12 +41,39 @@ def value_hash(value: Any) -> int:
     return hash(canonical_json(value))
 
 
-def prefix_hashes(items: list[Any]) -> list[int]:
-    """``[prefix[0], prefix[1], ...]``: the hash of the first ``d`` items for every ``d`` up to ``len(items)``."""
-    chain = [_ROOT]
-    for item in items:
-        chain.append(hash((chain[-1], value_hash(item))))
+def prefix_chain(item_hashes: list[int]) -> list[int]:
+    """``[prefix[0], prefix[1], ...]``: the hash of the first ``d`` items for every ``d`` up to the number of
+    items, from the ``value_hash`` of each item."""
+    chain = [ROOT]
+    for item in item_hashes:
+        chain.append(hash((chain[-1], item)))
     return chain
+
+
+@dataclass(slots=True, frozen=True)
+class RequestHashes:
+    """What the index keeps of one normalized request body (a JSON object)."""
+
+    model: int
+    """``value_hash`` of its ``model`` (of None when it has none)."""
+    items_field: str | None
+    """The top-level field holding its conversation items (None: none, or a string input read as one item)."""
+    others: frozenset[tuple[str, int]]
+    """``(name, value_hash)`` of every other top-level field."""
+    chain: list[int]
+    """``prefix_chain`` of its conversation items."""
+
+
+def request_hashes(provider: Provider, body: Any) -> RequestHashes | None:
+    """The hashes of a recorded request body (None when, normalized, it is not a JSON object)."""
+    recorded = normalized_request(body)
+    if not isinstance(recorded, dict):
+        return None
+    items = provider.request_items(recorded)
+    items_field = items_field_of(recorded, items)
+    others = frozenset((name, value_hash(value)) for name, value in recorded.items() if name != items_field)
+    chain = prefix_chain([value_hash(item) for item in items or ()])
+    return RequestHashes(value_hash(recorded.get("model")), items_field, others, chain)
 
 
 def aligned(provider: Provider, recorded: Any, live: Any, shared: int) -> Any:
@@ -52,7 +83,7 @@ def aligned(provider: Provider, recorded: Any, live: Any, shared: int) -> Any:
     if not isinstance(recorded, dict) or not isinstance(live, dict):
         return recorded
     recorded_items, live_items = provider.request_items(recorded), provider.request_items(live)
-    items_field = _items_field(recorded, recorded_items)
+    items_field = items_field_of(recorded, recorded_items)
     same = {
         name: value
         for name, value in live.items()
@@ -64,7 +95,7 @@ def aligned(provider: Provider, recorded: Any, live: Any, shared: int) -> Any:
     return result
 
 
-def _items_field(body: dict[str, Any], items: list[Any] | None) -> str | None:
+def items_field_of(body: dict[str, Any], items: list[Any] | None) -> str | None:
     """The top-level field whose value is the list of conversation items (None when there is none)."""
     if items is None:
         return None
@@ -105,21 +136,21 @@ class NearestIndex(Generic[T]):
 
     def add(self, order: int, provider: Provider, body: Any, answer: T) -> None:
         """Index one recorded request (``order``: its position among the recordings; lower wins a tie)."""
+        self.add_hashed(order, provider, request_hashes(provider, body), answer)
+
+    def add_hashed(self, order: int, provider: Provider, hashes: RequestHashes | None, answer: T) -> None:
+        """``add`` for a request already hashed (``hashes`` None: a body that is not a JSON object)."""
         route = provider.ROUTE
-        recorded = normalized_request(body)
-        if not isinstance(recorded, dict):
+        if hashes is None:
             self._plain.setdefault(route, (order, answer))
             return
-        group = self._groups.setdefault(route, {}).setdefault(value_hash(recorded.get("model")), _Group(provider))
-        items = provider.request_items(recorded)
-        items_field = _items_field(recorded, items)
-        others = frozenset((name, value_hash(value)) for name, value in recorded.items() if name != items_field)
-        set_key = (items_field, others)
+        group = self._groups.setdefault(route, {}).setdefault(hashes.model, _Group(provider))
+        set_key = (hashes.items_field, hashes.others)
         set_id = group.field_set_ids.get(set_key)
         if set_id is None:
             set_id = group.field_set_ids[set_key] = len(group.field_sets)
-            group.field_sets.append((items_field, dict(others)))
-        chain = prefix_hashes(items or [])
+            group.field_sets.append((hashes.items_field, dict(hashes.others)))
+        chain = hashes.chain
         # Deepest first: once a prefix has a choice of this field set, every shorter prefix has one too (an
         # earlier recording held them all), so only the prefixes new to the set are visited.
         for depth in range(len(chain) - 1, -1, -1):
@@ -142,9 +173,7 @@ class NearestIndex(Generic[T]):
         live = normalized_request(body)
         best: tuple[Score, int, T] | None = None if plain is None else ((0, 0, 0), plain[0], plain[1])
         if not isinstance(live, dict):  # every recording is as near: the earliest
-            firsts = [
-                (choice.first_order, choice.first) for group in groups.values() for choice in group.buckets[_ROOT]
-            ]
+            firsts = [(choice.first_order, choice.first) for group in groups.values() for choice in group.buckets[ROOT]]
             earliest = min([*firsts, *([plain] if plain else [])], key=lambda pair: pair[0], default=None)
             return None if earliest is None else (earliest[1], (0, 0, 0))
         same = groups.get(value_hash(live.get("model")))
@@ -167,8 +196,8 @@ def _best_in_group(group: _Group[T], live: dict[str, Any], same_model: int) -> t
     """The best (score, order, recording) of one group for the normalized request ``live``."""
     listed = group.provider.request_items(live)
     items = listed or []
-    items_field = _items_field(live, listed)
-    depth, prefix = 0, _ROOT
+    items_field = items_field_of(live, listed)
+    depth, prefix = 0, ROOT
     for item in items:  # the deepest prefix some recording of the group shares
         following = hash((prefix, value_hash(item)))
         if following not in group.buckets:
@@ -199,4 +228,13 @@ def _best_in_group(group: _Group[T], live: dict[str, Any], same_model: int) -> t
     return best
 
 
-__all__ = ["NearestIndex", "aligned", "prefix_hashes", "value_hash"]
+__all__ = [
+    "ROOT",
+    "NearestIndex",
+    "RequestHashes",
+    "aligned",
+    "items_field_of",
+    "prefix_chain",
+    "request_hashes",
+    "value_hash",
+]

@@ -19,76 +19,39 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from multidict import CIMultiDict
 
+from tracekit.errors import TracekitError
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
 from tracekit.proxy.keys import first_difference, request_key
-from tracekit.proxy.nearest import NearestIndex, aligned
-from tracekit.proxy.raw_text import bytes_of
+from tracekit.proxy.nearest import NearestIndex, RequestHashes, aligned, request_hashes
+from tracekit.proxy.raw_hashes import RawHashes
+from tracekit.proxy.recorded import (
+    RecordedAnswer,
+    RecordedRoute,
+    attempt_answer,
+    call_answer,
+    error_provider,
+    json_bytes,
+    normalized_json,
+    route_answer_of,
+)
+from tracekit.proxy.replay_reader import read_for_replay
 from tracekit.proxy.shared_texts import resolve_shared_texts
 from tracekit.proxy.sse_events import split_events
 from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, iter_records, trace_files
 
 log = logging.getLogger(__name__)
 
-_FIRST_PROVIDER = next(iter(PROVIDERS))
 #: Recorded response headers given back (content type and length are set for the answer given).
 _REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id")
-
-
-@dataclass(slots=True)
-class RecordedAnswer:
-    """One recorded answer to a request. Request and response are kept as their JSON bytes (a parsed body
-    takes several times its size in memory); ``request`` and ``response`` parse them when asked."""
-
-    where: str
-    """``file.jsonl model_call 3`` (or ``... attempt 1 of model_call 3`` for a failed attempt)."""
-    provider: Provider
-    request_json: bytes | None
-    status: int
-    response_json: bytes | None
-    sse: bytes | None
-    """The SSE bytes exactly as received."""
-    offsets_ms: list[float] | None
-    latency_ms: float | None
-    ttft_ms: float | None
-    partial: bool
-    transport: str | None
-    headers: dict[str, str]
-    raw: bytes | None = None
-    """The body exactly as received when it was not a JSON object."""
-
-    @property
-    def request(self) -> Any:
-        """The recorded request body (None for a failed attempt, which records none)."""
-        return None if self.request_json is None else orjson.loads(self.request_json)
-
-    @property
-    def response(self) -> dict[str, Any] | None:
-        """The recorded response body."""
-        return None if self.response_json is None else orjson.loads(self.response_json)
-
-
-@dataclass
-class RecordedRoute:
-    """One recorded answer of another route."""
-
-    where: str
-    method: str
-    path: str
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    latency_ms: float | None
 
 
 class ReplayIndex:
@@ -103,46 +66,113 @@ class ReplayIndex:
         self._next: dict[str, int] = {}
         self._nearest: NearestIndex[RecordedAnswer] = NearestIndex()
         self._order: dict[str, int] = {}
-        self._headers: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         """Each key's position among the keys (the earlier wins a tie in ``nearest``)."""
+        self._headers: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self._compared: set[str] = set()
         """Keys whose request takes part in ``nearest`` (the first answer of a key that has one)."""
+        self._raw_hashes: RawHashes | None = None
+        """The request hashes of the load under way (``load`` drops them when it ends)."""
 
     def __len__(self) -> int:
         return sum(len(answers) for answers in self.answers.values())
 
     @classmethod
-    def load(cls, folder: str | Path) -> ReplayIndex:
-        """Index every trace file under ``folder``."""
+    def load(cls, folder: str | Path, *, fast: bool = True) -> ReplayIndex:
+        """Index every trace file under ``folder`` (``fast=False``: every file read into the record models,
+        as the replay reader gives up on a file; the index is the same)."""
         index = cls()
         for path in trace_files([folder]):
-            index.add_file(path)
+            index.add_file(path, fast=fast)
+        index._raw_hashes = None
         return index
 
-    def add_file(self, path: Path) -> None:
+    def add_file(self, path: Path, *, fast: bool = True) -> None:
         """Index the answers recorded in one trace file."""
         self.files += 1
+        if fast:
+            records = read_for_replay(path)
+            if records is not None and self._add_read(path.name, records):
+                return
         records = list(iter_records(path, self.problems))
         resolve_shared_texts(records)
         for record in records:
             if isinstance(record, HttpExchange):
                 if record.request_key:
-                    self.other[record.request_key].append(_from_http_exchange(path, record))
+                    response = json_bytes(record.response)
+                    self.other[record.request_key].append(route_answer_of(path.name, record, response))
             elif isinstance(record, ModelCall):
                 made_here = record.fault or record.replay_miss or record.from_attempts
                 if not made_here and record.request_key and record.provider in PROVIDERS:
-                    self.add(record.request_key, self._from_model_call(path, record), record.request)
-            elif isinstance(record, ErrorRecord) and record.request_key and _provider_of(record) in PROVIDERS:
-                self.add(record.request_key, self._from_error(path, record))
+                    answer = call_answer(path.name, record, json_bytes(record.request), json_bytes(record.response),
+                                         self._shared(record.response_headers))  # fmt: skip
+                    self.add(record.request_key, answer, record.request)
+            elif isinstance(record, ErrorRecord) and record.request_key and error_provider(record) in PROVIDERS:
+                body = json_bytes(record.body) if isinstance(record.body, dict) else None
+                self.add(
+                    record.request_key, attempt_answer(path.name, record, body, self._shared(record.response_headers))
+                )
+
+    def _add_read(self, name: str, records: list[tuple[Any, tuple[bytes | None, ...]]]) -> bool:
+        """Index the records of the replay reader (bodies as JSON bytes); False, with nothing indexed, when one
+        holds what orjson does not take (the caller reads the file into the models then)."""
+        if self._raw_hashes is None:
+            self._raw_hashes = RawHashes()
+        hashing = self._raw_hashes
+        entries: list[tuple[str, RecordedAnswer, RequestHashes | None]] = []
+        routes: list[tuple[str, RecordedRoute]] = []
+        compared: set[str] = set()
+        try:
+            for record, bodies in records:
+                kind, key = record.kind, record.request_key
+                if not key:
+                    continue
+                if kind == "model_call":
+                    if record.fault or record.replay_miss or record.from_attempts or record.provider not in PROVIDERS:
+                        continue
+                    request, response = bodies
+                    answer = call_answer(name, record, request, normalized_json(response),
+                                         self._shared(record.response_headers))  # fmt: skip
+                    hashes = None
+                    if request is not None and key not in self._compared and key not in compared:
+                        compared.add(key)
+                        hashes = hashing.request(answer.provider, request)
+                    entries.append((key, answer, hashes))
+                elif kind == "error":
+                    if error_provider(record) not in PROVIDERS:
+                        continue
+                    (body,) = bodies
+                    body_json = normalized_json(body) if body is not None and body[:1] == b"{" else None
+                    answer = attempt_answer(name, record, body_json, self._shared(record.response_headers))
+                    entries.append((key, answer, None))
+                else:
+                    routes.append((key, route_answer_of(name, record, normalized_json(bodies[0]))))
+        except (ValueError, TypeError, RecursionError, TracekitError):
+            # A value orjson does not take that the models do (an integer beyond 64 bits, ...): the models'
+            # reader decides what it is, as for every file this reader gives up on.
+            return False
+        for key, answer, hashes in entries:
+            self._add(key, answer, hashes)
+        for key, route in routes:
+            self.other[key].append(route)
+        return True
 
     def add(self, key: str, answer: RecordedAnswer, request: Any = None) -> None:
         """Queue one more answer for ``key`` (the first that has a request is indexed for ``nearest``;
         ``request``: its parsed body when the caller has it, else parsed from ``answer.request_json``)."""
+        hashes = None
+        if self._compares(key, answer):
+            hashes = request_hashes(answer.provider, request if request is not None else answer.request)
+        self._add(key, answer, hashes)
+
+    def _compares(self, key: str, answer: RecordedAnswer) -> bool:
+        return answer.request_json is not None and key not in self._compared
+
+    def _add(self, key: str, answer: RecordedAnswer, hashes: RequestHashes | None) -> None:
         order = self._order.setdefault(key, len(self._order))
         self.answers[key].append(answer)
-        if answer.request_json is not None and key not in self._compared:
+        if self._compares(key, answer):
             self._compared.add(key)
-            self._nearest.add(order, answer.provider, request if request is not None else answer.request, answer)
+            self._nearest.add_hashed(order, answer.provider, hashes, answer)
 
     def lookup(self, key: str) -> RecordedAnswer | None:
         """The next answer for ``key`` (FIFO, starting over once all were given), or None on a miss."""
@@ -176,68 +206,6 @@ class ReplayIndex:
         """One dict for each set of recorded response headers (most recordings repeat a few sets)."""
         items = tuple((headers or {}).items())
         return self._headers.setdefault(items, dict(items))
-
-    def _from_model_call(self, path: Path, record: ModelCall) -> RecordedAnswer:
-        escaped = record.escaped or ()
-        return RecordedAnswer(
-            where=f"{path.name} model_call {record.index}",
-            provider=PROVIDERS[record.provider],
-            request_json=_json_bytes(record.request),
-            status=record.status or 200,
-            response_json=_json_bytes(record.response),
-            sse=bytes_of(record.sse, "sse" in escaped) if record.sse is not None else None,
-            offsets_ms=record.event_offsets_ms,
-            latency_ms=record.latency_ms,
-            ttft_ms=record.ttft_ms,
-            partial=record.partial,
-            transport=record.transport,
-            headers=self._shared(record.response_headers),
-            raw=bytes_of(record.response_raw, "response_raw" in escaped) if record.response_raw is not None else None,
-        )
-
-    def _from_error(self, path: Path, record: ErrorRecord) -> RecordedAnswer:
-        body = record.body if isinstance(record.body, dict) else None
-        return RecordedAnswer(
-            where=f"{path.name} attempt {record.attempt or '?'} of model_call {record.model_call}",
-            provider=PROVIDERS[_provider_of(record)],
-            request_json=None,
-            status=record.status or 502,
-            response_json=_json_bytes(body),
-            sse=bytes_of(record.sse, "sse" in (record.escaped or ())) if record.sse is not None else None,
-            offsets_ms=record.event_offsets_ms,
-            latency_ms=record.latency_ms,
-            ttft_ms=None,
-            partial=bool(record.partial),
-            transport=record.transport,
-            headers=self._shared(record.response_headers),
-        )
-
-
-def _json_bytes(value: Any) -> bytes | None:
-    """``value`` as JSON in a bytes object of its own size (orjson's own keeps a buffer of at least 4 kB)."""
-    return None if value is None else bytes(memoryview(orjson.dumps(value)))
-
-
-def _provider_of(record: ErrorRecord) -> str:
-    """An attempt's provider; attempts written before error records named it were Anthropic's (the first)."""
-    return record.provider or _FIRST_PROVIDER
-
-
-def _from_http_exchange(path: Path, record: HttpExchange) -> RecordedRoute:
-    escaped = record.escaped or ()
-    if record.response_raw is not None:
-        body = bytes_of(record.response_raw, "response_raw" in escaped)
-    else:
-        body = orjson.dumps(record.response) if record.response is not None else b""
-    return RecordedRoute(
-        where=f"{path.name} {record.method} {record.path}",
-        method=record.method,
-        path=record.path,
-        status=record.status or 502,
-        headers=dict(record.response_headers or {}),
-        body=body,
-        latency_ms=record.latency_ms,
-    )
 
 
 def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) -> Answer:
@@ -308,9 +276,17 @@ def miss_answer(index: ReplayIndex, provider: Provider, route: str, body: Any, k
             f"tracekit replay: no recording matches this request (key {key}). "
             f"Nearest recorded request: {answer.where}; first difference: {difference}"
         )
-    return json_answer(404, provider.error_body(404, message), {"x-should-retry": "false",
-                                                                "x-tracekit-replay": "miss"}), message
+    return json_answer(
+        404, provider.error_body(404, message), {"x-should-retry": "false", "x-tracekit-replay": "miss"}
+    ), message
 
 
-__all__ = ["RecordedAnswer", "RecordedRoute", "ReplayIndex", "miss_answer", "recorded_answer", "request_key",
-           "route_answer"]
+__all__ = [
+    "RecordedAnswer",
+    "RecordedRoute",
+    "ReplayIndex",
+    "miss_answer",
+    "recorded_answer",
+    "request_key",
+    "route_answer",
+]
