@@ -72,3 +72,27 @@ def test_the_sessions_findings_at_the_end_are_the_offline_ones() -> None:
     (finding,) = session.finish()
     assert (finding.kind, finding.calls) == ("repeated_call", [0, 1, 2])
     assert session.status(1010.0)["seconds"] == 10.0
+
+
+def test_only_acted_on_findings_are_looked_for_before_the_request_is_answered() -> None:
+    """A finding the guard file acts on is raised by the request that settles its calls, before it is
+    answered; one it only records is raised once that request's answer went out (written with the same
+    exchange). With nothing acted on, the request's messages are read only after its answer."""
+    loop = [({"q": 1}, "好", False)] * 3  # a call repeated after it succeeded (raised at 2 calls, grown at 3)
+    for action, stage in (("warn", "request"), ("record", "answer")):
+        session = session_of({"findings": {"repeated_call": {"action": action}}})
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "查"}]
+        raised: list[tuple[int, str, str]] = []
+        for number, (arguments, text, error) in [*enumerate(loop), (3, ({}, "", False))]:
+            before = session.builder.message_count
+            verdict = session.on_request(messages, None, 1000.0 + number)
+            read_early = session.builder.message_count > before
+            raised += [(number, "request", event.rule) for event in verdict.events]
+            answer = reply(f"t{number}", arguments) if number < 3 else {"role": "assistant", "content": "好了"}
+            events = session.on_answer(answer, Usage(input_tokens=1), 1000.0 + number, refused=False)
+            raised += [(number, "answer", event.rule) for event in events]
+            assert read_early == (action == "warn"), (action, number)
+            messages = [*messages, answer, result(f"t{number}", text, error)]
+        assert raised == [(2, stage, "repeated_call"), (3, stage, "repeated_call")], action
+        (finding,) = session.finish()
+        assert (finding.kind, finding.calls) == ("repeated_call", [0, 1, 2])

@@ -8,9 +8,10 @@
         ...
     guard.findings()  # every session's findings, as offline analysis reports them
 
-Each event is a ``guard`` record in the session's trace, written with the exchange it was raised on, and one
-log line; a ``warn`` note is added to the request (and recorded as an ``intercept`` record of mode
-``guard_note``), a ``stop`` answers it with a provider-shaped error the SDKs do not retry.
+Each event is a ``guard`` record in the session's trace, written with the exchange it was raised on (a
+finding only recorded is raised once that exchange's answer went out, ``GuardSession``), and one log line;
+a ``warn`` note is added to the request (and recorded as an ``intercept`` record of mode ``guard_note``), a
+``stop`` answers it with a provider-shaped error the SDKs do not retry.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class LiveGuard:
             refused = seen.session in self._refused
             self._refused.discard(seen.session)
             usage = seen.provider.response_usage(seen.response) if seen.response else None
-            session.on_answer(seen.reply, usage, time.time(), refused, seen.reply_fingerprint)
-            return None
+            events = session.on_answer(seen.reply, usage, time.time(), refused, seen.reply_fingerprint)
+            return Decision(records=tuple(events)) if events else None
         verdict = session.on_request(seen.messages, seen.system, time.time(), seen.fingerprints)
         records: list[Any] = list(verdict.events)
         body = None

@@ -8,12 +8,17 @@ report at the end are the same. What they report on the way (a loop as soon as i
 and the budgets decide what happens to the request at hand: nothing (``record``), a note added to it
 (``warn``) or a refusal (``stop``; every later request of the session is refused too).
 
+Only what can change the request runs before it is answered: the detectors whose findings the guard file
+acts on (``warn`` or ``stop``) and the budgets. The other detectors, whose findings are only recorded, are
+fed the same calls once the answer went out (``on_answer``), and their events are written with the same
+exchange; so the default guard (record every finding, no budget) adds nothing to the client's wait.
+
 Example::
 
     session = GuardSession("s1", GuardConfig(), GuardConfig().detector_options(), started=time.time())
     verdict = session.on_request(messages, system, now=time.time())
     ...
-    session.on_answer(reply, usage)
+    events = session.on_answer(reply, usage, now=time.time(), refused=False)
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.analyze.detectors import DetectorContext, DetectorRun, Finding
-from tracekit.analyze.graph import CallGraph, node_of
+from tracekit.analyze.detectors import REGISTRY, DetectorContext, DetectorRun, Finding
+from tracekit.analyze.graph import CallGraph, CallNode, node_of
 from tracekit.guard.config import BUDGETS, Action, GuardConfig
 from tracekit.trace import Trace, content_text
 from tracekit.trace.builder import TraceBuilder
@@ -48,6 +53,7 @@ class GuardSession:
         self.session = session
         self.config = config
         self.started = started
+        self._budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
         # Read-only records (no validation, no copies): the guard reads them and writes none.
         self.builder = TraceBuilder(Header(trace_id=session, source="guard"), read_only=True)
         self.graph = CallGraph([])
@@ -57,7 +63,14 @@ class GuardSession:
         context.agent_text_turns = []
         context.message_texts = []
         self.context = context
-        self.run = DetectorRun(context, options)
+        acting, recording = _split_by_action(config, options)
+        self.acting = DetectorRun(context, acting) if acting is not None else None
+        """The detectors whose findings are acted on: fed before the request is answered."""
+        self._recording_options = recording
+        self.recording: DetectorRun | None = None
+        """The others, fed once the answer went out (made with the session's first answer)."""
+        self._early = self.acting is not None or any(name in ("tool_calls", "errors") for name, _ in self._budgets)
+        """Whether the request's messages are needed before it is answered (else they are read after)."""
         self.model_calls = 0
         self.tool_calls = 0
         self.tokens = 0
@@ -66,9 +79,10 @@ class GuardSession:
         self.stopped: str | None = None
         """The refusal message once a ``stop`` fired: every later request gets it."""
         self._calls: list[ToolCall] = []  # issued, not fed yet
+        self._unrecorded: list[CallNode] = []  # fed to the acting detectors, not yet to the recording ones
+        self._request: tuple[list[dict[str, Any]], Any, float, list[str] | None] | None = None  # read after
         self._results: dict[int | None, ToolResult] = {}
         self._reported: dict[tuple[str, int], dict[str, Any]] = {}
-        self._budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
         self._budgets_fired: set[str] = set()
         self._finished: list[Finding] | None = None
 
@@ -77,19 +91,19 @@ class GuardSession:
     def on_request(
         self, messages: list[dict[str, Any]], system: Any, now: float, fingerprints: list[str] | None = None
     ) -> Verdict:
-        """A request is about to be answered: take its new messages, feed the calls they settle, check the
-        budgets; what to do with the request. ``fingerprints`` are the messages' fingerprints as the proxy
-        derived them (once per request): only the messages past what the session has seen are then derived."""
+        """A request is about to be answered: take its new messages, feed the calls they settle to the acting
+        detectors, check the budgets; what to do with the request. ``fingerprints`` are the messages'
+        fingerprints as the proxy derived them (once per request): only the messages past what the session
+        has seen are then derived. Without an acting detector or a budget on tool calls or errors, the
+        messages are only read once the answer went out (``on_answer``)."""
         if self.stopped is not None:
             return Verdict(refusal=self.stopped)
-        self._take(self.builder.add_conversation(messages, system, timestamp=now, fingerprints=fingerprints))
         verdict = Verdict()
-        for node_call in self._calls:
-            node = node_of(node_call, self._results.get(node_call.index), False)
-            self.graph.add(node)
-            for finding in self.run.observe(node):
-                self._finding_event(finding, verdict)
-        self._calls = []
+        if self._early:
+            self._read(messages, system, now, fingerprints)
+            self._settle(self.acting, verdict)
+        else:
+            self._request = (messages, system, now, fingerprints)
         self._check_budgets(now, verdict)
         self.events.extend(verdict.events)
         notes = [event.message for event in verdict.events if event.action == "warn"]
@@ -111,29 +125,35 @@ class GuardSession:
         now: float,
         refused: bool,
         fingerprint: str | None = None,
-    ) -> None:
-        """The answer is known: take the reply (its tool calls) and count its tokens (``fingerprint``: the
-        reply's, as the proxy derived it)."""
-        if refused:
-            return  # the request was never made
-        self.model_calls += 1
-        call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
-        self._take(self.builder.add_model_call(call, reply, fingerprint=fingerprint))
+    ) -> list[Guard]:
+        """The answer went out: feed the calls the request settled to the recording detectors, take the reply
+        (its tool calls) and count its tokens (``fingerprint``: the reply's, as the proxy derived it). The
+        events raised, for the trace (their action is ``record``)."""
+        verdict = Verdict()
+        self._catch_up(verdict)
+        self.events.extend(verdict.events)
+        if not refused:  # (a refused request was never made)
+            self.model_calls += 1
+            call = ModelCall(index=0, provider="guard", usage=usage or Usage(), t=now)
+            self._take(self.builder.add_model_call(call, reply, fingerprint=fingerprint))
+        return verdict.events
 
     def finish(self) -> list[Finding]:
         """The session is over: feed the calls left and return every finding (what offline analysis of
         the same trace reports)."""
         if self._finished is None:
-            for record in self._calls:
-                node = node_of(record, self._results.get(record.index), False)
-                self.graph.add(node)
-                self.run.observe(node)
-            self._calls = []
+            self._catch_up(Verdict())
+            self._settle(self.acting, Verdict())
+            self._catch_up(Verdict())
             header, *records = self.builder.records
             trace = Trace(header=header, records=records)
             self.context.trace = trace
             self.context.final_answer = trace.final_answer()
-            self._finished = self.run.finish()
+            findings = [*(self.acting.finish() if self.acting else []),
+                        *(self.recording.finish() if self.recording else [])]  # fmt: skip
+            # In registry order, as one run of every detector reports them (each detector's own order kept).
+            findings.sort(key=lambda finding: _REGISTRY_ORDER.get(finding.kind, len(_REGISTRY_ORDER)))
+            self._finished = findings
         return self._finished
 
     def status(self, now: float) -> dict[str, Any]:
@@ -149,6 +169,37 @@ class GuardSession:
         }
 
     # -- inside ----------------------------------------------------------------------------------------
+
+    def _read(self, messages: list[dict[str, Any]], system: Any, now: float, fingerprints: list[str] | None) -> None:
+        self._take(self.builder.add_conversation(messages, system, timestamp=now, fingerprints=fingerprints))
+
+    def _settle(self, run: DetectorRun | None, verdict: Verdict) -> None:
+        """The calls issued so far are settled (their results came, or never will): into the graph, to
+        ``run``; the recording detectors get them later (``_catch_up``)."""
+        for issued in self._calls:
+            node = node_of(issued, self._results.get(issued.index), False)
+            self.graph.add(node)
+            if run is not None:
+                for finding in run.observe(node):
+                    self._finding_event(finding, verdict)
+            self._unrecorded.append(node)
+        self._calls = []
+
+    def _catch_up(self, verdict: Verdict) -> None:
+        """Read a request left for after its answer and feed the recording detectors what they have not seen."""
+        if self._request is not None:
+            self._read(*self._request)
+            self._request = None
+            self._settle(None, verdict)
+        if not self._unrecorded or self._recording_options is None:
+            self._unrecorded = []
+            return
+        if self.recording is None:
+            self.recording = DetectorRun(self.context, self._recording_options)
+        for node in self._unrecorded:
+            for finding in self.recording.observe(node):
+                self._finding_event(finding, verdict)
+        self._unrecorded = []
 
     def _take(self, records: list[Any]) -> None:
         context = self.context
@@ -225,6 +276,27 @@ _BUDGET_TEXT = {
     "seconds": "seconds",
     "errors": "tool errors",
 }
+
+
+def _split_by_action(
+    config: GuardConfig, options: dict[str, dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]] | None, dict[str, dict[str, Any]] | None]:
+    """The detector options of the acting detectors (``warn``, ``stop``) and of the recording ones, each
+    with the other detectors switched off; None for a side with no detector on."""
+    sides: dict[bool, dict[str, dict[str, Any]]] = {True: {}, False: {}}
+    for kind, settings in options.items():
+        acts = config.action_for(kind) != "record"
+        sides[acts][kind] = settings
+        sides[not acts][kind] = {**settings, "enabled": False}
+    acting, recording = sides[True], sides[False]
+    return (acting if _any_on(acting) else None), (recording if _any_on(recording) else None)
+
+
+def _any_on(options: dict[str, dict[str, Any]]) -> bool:
+    return any(settings.get("enabled", True) for settings in options.values())
+
+
+_REGISTRY_ORDER = {kind: position for position, kind in enumerate(REGISTRY)}
 
 
 def _figures(figures: dict[str, Any]) -> str:

@@ -8,8 +8,9 @@ detectors); it only calls ``ExchangeObserver.observe`` twice per exchange and ap
   refuses the request (the proxy answers with a provider-shaped error the SDKs do not retry), and adds
   records (guard events, the note's injection) to the session's trace with this exchange;
 - ``Seen(stage="answer")``, when the whole answer is known, in a callback that runs once its last bytes
-  were handed on (as the recording does): off the client's wait, and before the session's next request
-  is read. Its return value is ignored.
+  were handed on, just before the exchange is recorded: off the client's wait, and before the session's
+  next request is read. The records of a ``Decision`` it returns are added to the trace with this exchange
+  (the rest of the decision is ignored: the request was answered).
 
 An observer must be quick (it runs on the event loop) and must not raise; an exception is logged and the
 exchange goes on unobserved. Example (a limit of ten requests per session)::
@@ -117,13 +118,15 @@ def watch_request(observer: ExchangeObserver, exchange: Exchange) -> None:
 
 
 def watch_answer(observer: ExchangeObserver, exchange: Exchange, outcome: Outcome) -> None:
-    """Show the observer the answer of an exchange."""
+    """Show the observer the answer of an exchange; the records it returns join the exchange's."""
     turn = exchange.turn
     sent = turn.sent
     seen = Seen("answer", turn.session.id, exchange.provider, turn.messages, sent.conversation.system,
                 sent.body if isinstance(sent.body, dict) else None, exchange.t_wall, outcome.reply,
                 outcome.response, exchange.received.status, turn.fingerprints, outcome.reply_fingerprint)  # fmt: skip
-    _observe(observer, seen)
+    decision = _observe(observer, seen)
+    if decision is not None and decision.records:
+        exchange.turn = dataclasses.replace(turn, extra_records=(*turn.extra_records, *decision.records))
 
 
 def refusal_answer(provider: Provider, message: str) -> Answer:

@@ -37,7 +37,6 @@ from tracekit.proxy.observers import (
     ExchangeObserver,
     is_loopback_peer,
     refusal_answer,
-    watch_answer,
     watch_request,
 )
 from tracekit.proxy.other_routes import OtherRoutes
@@ -120,7 +119,7 @@ class Proxy:
                 case_id=config.intercepts.case_id,
                 deferred=replaying and config.out_dir is None,
             )
-        self.tracker = ExchangeTracker(recorder, config.intercepts, config.redactor)
+        self.tracker = ExchangeTracker(recorder, config.intercepts, config.redactor, config.observer)
         self.secrets = LearntSecrets(config.redactor)
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = None
@@ -272,11 +271,7 @@ class Proxy:
                 exchange.received.client_gone = True
             raise
         finally:
-            outcome = self.tracker.complete(exchange)
-            if observer is not None:
-                # After the last bytes went out, like the recording: off the client's wait, and still before
-                # the session's next request is read.
-                asyncio.get_running_loop().call_soon(watch_answer, observer, exchange, outcome)
+            self.tracker.complete(exchange)  # (shows the observer the answer, then records the exchange)
         assert ending is not None
         return await ending.finish(request)
 

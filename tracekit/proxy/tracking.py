@@ -5,7 +5,8 @@ session, applies the tool-result intercepts, chooses the faults and computes the
 the ``Turn`` (immutable). ``complete`` runs once per exchange, from the one ``finally`` of the proxy's
 handler, as soon as the whole answer is known and before its last bytes reach the client, so the agent's
 next request always finds the session advanced. It settles the outcome once and hands the recording work
-to the event loop as a callback that runs after the bytes went out, in completion order: each session's
+(after the observer's look at the answer, if any) to the event loop as a callback that runs after the bytes
+went out, in completion order: each session's
 records are appended in the order things happened, and no lock is needed because nothing in it awaits.
 """
 
@@ -19,6 +20,7 @@ import orjson
 from tracekit.intercepts import NO_FAULTS, InterceptConfig, active_faults, rewrite_request
 from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
 from tracekit.proxy.keys import request_key
+from tracekit.proxy.observers import ExchangeObserver, watch_answer
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.request import ParsedRequest, derive_conversation
 from tracekit.proxy.sessions import PendingTurn, Session, SessionRegistry
@@ -31,10 +33,16 @@ class ExchangeTracker:
     """Stitches exchanges into sessions and records them (see the module docstring)."""
 
     def __init__(
-        self, recorder: Recorder | None, config: InterceptConfig | None = None, redactor: Redactor | None = None
+        self,
+        recorder: Recorder | None,
+        config: InterceptConfig | None = None,
+        redactor: Redactor | None = None,
+        observer: ExchangeObserver | None = None,
     ) -> None:
         self.registry = SessionRegistry()
         self.recorder = recorder
+        self.observer = observer
+        """Shown each answer (``observers.watch_answer``) just before the exchange is recorded."""
         self.config = config or InterceptConfig()
         self.redactor = redactor or (recorder.redactor if recorder is not None else Redactor())
         self.recording_errors: list[BaseException] = []
@@ -104,9 +112,13 @@ class ExchangeTracker:
         final = not (outcome.retryable and outcome.error is not None)
         if not final:
             self.registry.set_pending(session, PendingTurn(exchange.request.key, turn.attempt, exchange, outcome))
+        loop = asyncio.get_running_loop()
+        if self.observer is not None:
+            # First in the queue: the records the observer adds at this stage are recorded with the exchange.
+            loop.call_soon(watch_answer, self.observer, exchange, outcome)
         if self.recorder is not None:
             self._scheduled += 1
-            asyncio.get_running_loop().call_soon(self._record, session, exchange, outcome, final)
+            loop.call_soon(self._record, session, exchange, outcome, final)
         return outcome
 
     def _record(self, session: Session, exchange: Exchange, outcome: Outcome, final: bool) -> None:
