@@ -2,6 +2,7 @@
 
 - ``GuardConfig`` / ``load_guard_config``: the guard file (findings -> action, budgets, detector options);
 - ``GuardSession``: one session's records, detectors fed call by call, budgets, decisions;
+- ``SessionPlan``: what a guard file asks of every session (acting and recording detectors, budgets), once;
 - ``LiveGuard``: the proxy's exchange observer (``ProxyConfig.observer``), one ``GuardSession`` per session;
 - ``with_note``: the ``warn`` note in the shape of each API.
 
@@ -11,13 +12,14 @@
 from tracekit.guard.config import GuardConfig, GuardConfigError, load_guard_config
 from tracekit.guard.notes import with_note
 from tracekit.guard.observer import LiveGuard
-from tracekit.guard.session import GuardSession, Verdict
+from tracekit.guard.session import GuardSession, SessionPlan, Verdict
 
 __all__ = [
     "GuardConfig",
     "GuardConfigError",
     "GuardSession",
     "LiveGuard",
+    "SessionPlan",
     "Verdict",
     "load_guard_config",
     "with_note",

@@ -22,7 +22,7 @@ from typing import Any
 from tracekit.analyze.detectors import Finding
 from tracekit.guard.config import GuardConfig
 from tracekit.guard.notes import with_note
-from tracekit.guard.session import GuardSession
+from tracekit.guard.session import GuardSession, SessionPlan
 from tracekit.proxy.observers import Decision, Seen
 from tracekit.trace.models import Intercept
 
@@ -33,6 +33,7 @@ class LiveGuard:
     def __init__(self, config: GuardConfig | None = None) -> None:
         self.config = config or GuardConfig()
         self.options = self.config.detector_options()
+        self.plan = SessionPlan(self.config, self.options)
         self.sessions: dict[str, GuardSession] = {}
         self._refused: set[str] = set()
 
@@ -40,7 +41,9 @@ class LiveGuard:
         """The proxy's hook (``ExchangeObserver``)."""
         session = self.sessions.get(seen.session)
         if session is None:
-            session = self.sessions[seen.session] = GuardSession(seen.session, self.config, self.options, seen.t)
+            session = self.sessions[seen.session] = GuardSession(
+                seen.session, self.config, self.options, seen.t, self.plan
+            )
         if seen.stage == "answer":
             refused = seen.session in self._refused
             self._refused.discard(seen.session)

@@ -49,11 +49,19 @@ class Verdict:
 class GuardSession:
     """The guard's view of one session (see the module docstring)."""
 
-    def __init__(self, session: str, config: GuardConfig, options: dict[str, dict[str, Any]], started: float) -> None:
+    def __init__(
+        self,
+        session: str,
+        config: GuardConfig,
+        options: dict[str, dict[str, Any]],
+        started: float,
+        plan: SessionPlan | None = None,
+    ) -> None:
         self.session = session
         self.config = config
         self.started = started
-        self._budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
+        plan = plan or SessionPlan(config, options)
+        self._budgets = plan.budgets
         # Read-only records (no validation, no copies): the guard reads them and writes none.
         self.builder = TraceBuilder(Header(trace_id=session, source="guard"), read_only=True)
         self.graph = CallGraph([])
@@ -63,14 +71,12 @@ class GuardSession:
         context.agent_text_turns = []
         context.message_texts = []
         self.context = context
-        acting, recording = _split_by_action(config, options)
-        self.acting = DetectorRun(context, acting) if acting is not None else None
+        self.acting = DetectorRun(context, plan.acting) if plan.acting is not None else None
         """The detectors whose findings are acted on: fed before the request is answered."""
-        self._recording_options = recording
+        self._recording_options = plan.recording
         self.recording: DetectorRun | None = None
         """The others, fed once the answer went out (made with the session's first answer)."""
-        self._early = self.acting is not None or any(name in ("tool_calls", "errors") for name, _ in self._budgets)
-        """Whether the request's messages are needed before it is answered (else they are read after)."""
+        self._early = plan.early
         self.model_calls = 0
         self.tool_calls = 0
         self.tokens = 0
@@ -278,18 +284,31 @@ _BUDGET_TEXT = {
 }
 
 
-def _split_by_action(
-    config: GuardConfig, options: dict[str, dict[str, Any]]
-) -> tuple[dict[str, dict[str, Any]] | None, dict[str, dict[str, Any]] | None]:
-    """The detector options of the acting detectors (``warn``, ``stop``) and of the recording ones, each
-    with the other detectors switched off; None for a side with no detector on."""
-    sides: dict[bool, dict[str, dict[str, Any]]] = {True: {}, False: {}}
-    for kind, settings in options.items():
-        acts = config.action_for(kind) != "record"
-        sides[acts][kind] = settings
-        sides[not acts][kind] = {**settings, "enabled": False}
-    acting, recording = sides[True], sides[False]
-    return (acting if _any_on(acting) else None), (recording if _any_on(recording) else None)
+class SessionPlan:
+    """What a guard file asks of every session, worked out once per guard (not once per session).
+
+    ``acting`` and ``recording``: the detector options of the detectors whose findings are acted on
+    (``warn``, ``stop``) and of the others, each with the other side switched off (None: no detector on
+    that side); ``budgets``: the budgets in force; ``early``: whether a request's messages are needed
+    before it is answered (an acting detector, or a budget on tool calls or errors).
+
+    Example::
+
+        plan = SessionPlan(config, config.detector_options())
+        GuardSession("s1", config, plan.options, started=time.time(), plan=plan)
+    """
+
+    def __init__(self, config: GuardConfig, options: dict[str, dict[str, Any]]) -> None:
+        self.options = options
+        sides: dict[bool, dict[str, dict[str, Any]]] = {True: {}, False: {}}
+        for kind, settings in options.items():
+            acts = config.action_for(kind) != "record"
+            sides[acts][kind] = settings
+            sides[not acts][kind] = {**settings, "enabled": False}
+        self.acting = sides[True] if _any_on(sides[True]) else None
+        self.recording = sides[False] if _any_on(sides[False]) else None
+        self.budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
+        self.early = self.acting is not None or any(name in ("tool_calls", "errors") for name, _ in self.budgets)
 
 
 def _any_on(options: dict[str, dict[str, Any]]) -> bool:
