@@ -61,7 +61,8 @@ class GuardSession:
         self.config = config
         self.started = started
         plan = plan or SessionPlan(config, options)
-        self._budgets = plan.budgets
+        self._budgets = list(plan.budgets)
+        """The budgets not yet gone over: (name, limit, action)."""
         # Read-only records (no validation, no copies): the guard reads them and writes none.
         self.builder = TraceBuilder(Header(trace_id=session, source="guard"), read_only=True)
         self.graph = CallGraph([])
@@ -89,7 +90,6 @@ class GuardSession:
         self._request: tuple[list[dict[str, Any]], Any, float, list[str] | None] | None = None  # read after
         self._results: dict[int | None, ToolResult] = {}
         self._reported: dict[tuple[str, int], dict[str, Any]] = {}
-        self._budgets_fired: set[str] = set()
         self._finished: list[Finding] | None = None
 
     # -- the exchange's two moments --------------------------------------------------------------------
@@ -247,24 +247,26 @@ class GuardSession:
                     figures={"calls": len(finding.calls)})  # fmt: skip
 
     def _check_budgets(self, now: float, verdict: Verdict) -> None:
-        for name, budget in self._budgets:
-            if name in self._budgets_fired:
+        if not self._budgets:
+            return
+        used_by_name = {
+            "tokens": self.tokens,
+            "model_calls": self.model_calls + 1,  # the request about to be made included
+            "tool_calls": self.tool_calls,
+            "seconds": round(now - self.started, 3),
+            "errors": self.errors,
+        }
+        fired = []
+        for name, limit, action in self._budgets:
+            used = used_by_name[name]
+            if used <= limit:
                 continue
-            used = self._used(name, now)
-            if used <= budget.limit:
-                continue
-            self._budgets_fired.add(name)
-            limit = int(budget.limit) if float(budget.limit).is_integer() else budget.limit
-            what = _BUDGET_TEXT[name]
-            message = f"the session used {used} {what}, over its budget of {limit}."
-            self._event(verdict, "budget", name, budget.action, message, figures={"used": used, "limit": limit})
-
-    def _used(self, name: str, now: float) -> float:
-        if name == "seconds":
-            return round(now - self.started, 3)
-        if name == "model_calls":
-            return self.model_calls + 1  # counting the request about to be made
-        return getattr(self, name)  # tokens, tool_calls, errors
+            fired.append(name)
+            shown = int(limit) if float(limit).is_integer() else limit
+            message = f"the session used {used} {_BUDGET_TEXT[name]}, over its budget of {shown}."
+            self._event(verdict, "budget", name, action, message, figures={"used": used, "limit": shown})
+        if fired:  # each budget fires once
+            self._budgets = [budget for budget in self._budgets if budget[0] not in fired]
 
     def _event(
         self, verdict: Verdict, event: str, rule: str, action: Action, message: str, log_it: bool = True, **fields: Any
@@ -307,8 +309,11 @@ class SessionPlan:
             sides[not acts][kind] = {**settings, "enabled": False}
         self.acting = sides[True] if _any_on(sides[True]) else None
         self.recording = sides[False] if _any_on(sides[False]) else None
-        self.budgets = [(name, budget) for name in BUDGETS if (budget := getattr(config.budgets, name)) is not None]
-        self.early = self.acting is not None or any(name in ("tool_calls", "errors") for name, _ in self.budgets)
+        given = ((name, getattr(config.budgets, name)) for name in BUDGETS)
+        self.budgets: list[tuple[str, float, Action]] = [
+            (name, budget.limit, budget.action) for name, budget in given if budget is not None
+        ]
+        self.early = self.acting is not None or any(name in ("tool_calls", "errors") for name, _, _ in self.budgets)
 
 
 def _any_on(options: dict[str, dict[str, Any]]) -> bool:
