@@ -16,6 +16,11 @@ Then ``tracekit replay DIR --port 0`` runs as a subprocess (this interpreter's `
   request and response JSON of every model call, as written), divided by the exchanges; peak (VmHWM) too;
 - hit latency: recorded requests sent again (round-robin over sampled recordings) over one keep-alive
   connection; a hit must answer 200 with ``x-tracekit-replay: hit``;
+- the load itself: ``ReplayIndex.load`` of the folder in a fresh interpreter, wall and CPU time, with the
+  replay reader (what ``tracekit replay`` uses) and with every file read into the record models
+  (``fast=False``, the load before the replay reader), interleaved, twice each;
+- the import floor: ``python -c pass``, and the imports ``tracekit replay`` makes before loading
+  (``tracekit.cli.main`` and the proxy's ``launch``), each in a fresh interpreter, best of three;
 - miss latency, two kinds: *late* (the last tool result of a recorded request changed: the nearest
   recording shares all but the last message) and *new* (a first user message never recorded: nothing is
   shared, every recording of the route and model is as near). A miss must answer 404 with
@@ -212,6 +217,33 @@ class Replay:
         self.process.wait(timeout=30)
 
 
+LOAD = """
+import sys, time
+from tracekit.proxy.replayer import ReplayIndex
+wall, cpu = time.perf_counter(), time.process_time()
+index = ReplayIndex.load(sys.argv[1], fast=sys.argv[2] == "fast")
+print(time.perf_counter() - wall, time.process_time() - cpu, len(index))
+"""
+IMPORTS = "import tracekit.cli.main, tracekit.proxy.launch"
+
+
+def load_times(folder: Path, reader: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``ReplayIndex.load(folder)`` in a fresh interpreter (``reader``: fast / models)."""
+    output = subprocess.run([sys.executable, "-c", LOAD, str(folder), reader], check=True, capture_output=True,
+                            text=True).stdout.split()  # fmt: skip
+    return float(output[0]), float(output[1])
+
+
+def interpreter_s(code: str) -> float:
+    """The best of three wall times of ``python -c code`` in a fresh interpreter."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 def late_miss(request: dict[str, Any]) -> dict[str, Any]:
     """``request`` with its last message's text changed (the nearest recording shares everything before)."""
     messages = [*request["messages"]]
@@ -284,6 +316,14 @@ def run(sessions: int, calls: int, requests: int) -> str:
         rss_after, hwm_after = rss_kb(replay.process.pid)
         replay.close()
 
+        loads: dict[str, list[tuple[float, float]]] = {"fast": [], "models": []}
+        for _ in range(2):
+            for reader in loads:
+                loads[reader].append(load_times(big, reader))
+        bare_s, imports_s = interpreter_s("pass"), interpreter_s(IMPORTS)
+
+    fast_loads, model_loads = (", ".join(f"{wall:.2f} / {cpu:.2f} s" for wall, cpu in loads[reader])
+                               for reader in ("fast", "models"))  # fmt: skip
     per_exchange = ((rss - base_rss) * 1024 - bodies) / exchanges
     peak_per_exchange = ((hwm - base_hwm) * 1024 - bodies) / exchanges
     load = os.getloadavg()[0]
@@ -298,6 +338,10 @@ def run(sessions: int, calls: int, requests: int) -> str:
         "|---|---|---|",
         f"| start-up (Popen to health 200) | {replay.startup_s:.2f} s (one-trace folder: {baseline.startup_s:.2f} s) "
         "| <= 0.5 s |",
+        f"| the load itself (`ReplayIndex.load`, fresh interpreter), wall / CPU, two runs | {fast_loads} | |",
+        f"| the same with every file read into the record models (`fast=False`: the load before) | {model_loads} | |",
+        f"| import floor: `python -c pass` / the imports of `tracekit replay` (`{IMPORTS}`), best of 3 | "
+        f"{bare_s:.2f} / {imports_s:.2f} s | |",
         f"| RSS after load | {rss / 1024:.1f} MB (one-trace folder: {base_rss / 1024:.1f} MB) | |",
         f"| **memory per exchange beyond the bodies** (RSS) | **{per_exchange / 1024:.2f} kB** | <= 2 kB |",
         f"| peak (VmHWM) per exchange beyond the bodies | {peak_per_exchange / 1024:.2f} kB | |",

@@ -13,6 +13,10 @@ recorded as it came (a body that is not JSON, SSE bytes that are not UTF-8) is g
 
 Requests to other routes (``http_exchange`` records) are answered by method, path and canonical body,
 first-in, first-out the same way.
+
+Loading reads each file with the replay reader (``replay_reader``: only the records replay uses, bodies
+as JSON bytes) and hashes the recorded requests for ``nearest`` from those bytes (``raw_hashes``); a file
+that reader gives up on is read into the record models, as every file was before, to the same index.
 """
 
 from __future__ import annotations
