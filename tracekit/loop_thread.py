@@ -1,20 +1,24 @@
-"""Serving from a background thread: an event loop of its own for synchronous clients (SDKs, tests).
+"""Running a server's event loop: in a background thread, or in the main thread until a stop signal.
 
 The fake upstream (``tracekit.testing.FakeUpstream``) and the in-process proxy (``tracekit.proxy.RunningProxy``)
-both run an aiohttp server this way; ``LoopThread`` is the thread and its loop, ``ThreadServed`` the
-``with`` protocol on top of a class's ``start`` / ``close``.
+both run an aiohttp server from a background thread, an event loop of its own for synchronous clients (SDKs,
+tests): ``LoopThread`` is the thread and its loop, ``ThreadServed`` the ``with`` protocol on top of a class's
+``start`` / ``close``. A server run as a command (``tracekit record``) stops cleanly on SIGTERM and SIGINT
+instead: ``stop_on_signals``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["LoopThread", "ThreadServed"]
+__all__ = ["STOP_SIGNALS", "LoopThread", "ThreadServed", "stop_on_signals"]
 
 _T = TypeVar("_T")
 _Served = TypeVar("_Served", bound="ThreadServed")
@@ -71,3 +75,21 @@ def _run_forever(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_forever()
     finally:
         loop.close()
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def stop_on_signals(stopping: asyncio.Event) -> None:
+    """Set ``stopping`` when SIGTERM or SIGINT arrives; call from the running event loop, in the main thread.
+
+    Where the event loop handles signals itself (POSIX), its handlers are used. Windows event loops have
+    none (``add_signal_handler`` raises there), so plain signal handlers pass the event on to
+    the loop instead.
+    """
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        if sys.platform == "win32":
+            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(stopping.set))
+        else:
+            loop.add_signal_handler(sig, stopping.set)

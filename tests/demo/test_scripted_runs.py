@@ -18,9 +18,8 @@ from tracekit.analyze.run_summary import run_summary, trial_verdicts
 from tracekit.cases import CaseLibrary
 from tracekit.cli.main import cli
 from tracekit.runner.harness import RunSettings
-from tracekit.runner.jobs import plan_jobs
+from tracekit.runner.jobs import plan_jobs, select_cases
 from tracekit.runner.run import run_jobs
-from tracekit.runner.selection import select_cases
 from tracekit.trace import load_trace
 from tracekit_demo.clients import MADE_BY, PolicyClient
 from tracekit_demo.policies import plan_for

@@ -18,9 +18,8 @@ from tracekit.cli.main import cli
 from tracekit.guard import GuardConfig, LiveGuard
 from tracekit.report import render_markdown, runs_from_results
 from tracekit.runner.harness import RunSettings
-from tracekit.runner.jobs import plan_jobs
+from tracekit.runner.jobs import plan_jobs, select_cases
 from tracekit.runner.run import run_jobs
-from tracekit.runner.selection import select_cases
 from tracekit.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[2]

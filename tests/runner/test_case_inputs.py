@@ -11,9 +11,8 @@ from tracekit.analyze.binding import history_length
 from tracekit.cases.loader import CaseLibrary
 from tracekit.errors import CaseError
 from tracekit.runner.conversation import agent_start, initial_messages, system_prompt
-from tracekit.runner.jobs import case_groups, plan_jobs
+from tracekit.runner.jobs import case_groups, plan_jobs, select_cases
 from tracekit.runner.mock_tools import MockToolExecutor
-from tracekit.runner.selection import select_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,8 @@ import pytest
 from tracekit.cases.loader import CaseLibrary
 from tracekit.runner.external import AgentEnvironment
 from tracekit.runner.harness import RunSettings
-from tracekit.runner.jobs import plan_jobs
+from tracekit.runner.jobs import plan_jobs, select_cases
 from tracekit.runner.run import run_jobs
-from tracekit.runner.selection import select_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'tool_runner_agent.py'))}"

@@ -15,9 +15,8 @@ from tracekit.analyze.run_summary import run_summary, trial_verdicts
 from tracekit.cases.loader import CaseLibrary
 from tracekit.clients import ModelUse
 from tracekit.runner.harness import JobResult, RunSettings, RunSetupError, run_job
-from tracekit.runner.jobs import Job, completed_jobs, plan_jobs
+from tracekit.runner.jobs import Job, completed_jobs, plan_jobs, select_cases
 from tracekit.runner.run import run_jobs
-from tracekit.runner.selection import select_cases
 from tracekit.testing import FAKE_API_KEY
 
 from .conftest import CannedModel

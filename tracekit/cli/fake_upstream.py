@@ -68,7 +68,7 @@ def fake_upstream(script_path: Path, host: str, port: int) -> None:
 async def _serve(upstream: FakeUpstream) -> int:
     import asyncio
 
-    from tracekit.shutdown import stop_on_signals
+    from tracekit.loop_thread import stop_on_signals
 
     stop = asyncio.Event()
     stop_on_signals(stop)

@@ -71,9 +71,8 @@ def run(
     from tracekit.progress import Progress
     from tracekit.runner.agent import AgentLimits
     from tracekit.runner.harness import RunSettings
-    from tracekit.runner.jobs import plan_jobs
+    from tracekit.runner.jobs import plan_jobs, select_cases
     from tracekit.runner.run import run_jobs
-    from tracekit.runner.selection import select_cases
 
     try:
         library = load_cases(cases_dir)

@@ -10,8 +10,7 @@
 """
 
 from tracekit.guard.config import GuardConfig, GuardConfigError, load_guard_config
-from tracekit.guard.notes import with_note
-from tracekit.guard.observer import LiveGuard
+from tracekit.guard.observer import LiveGuard, with_note
 from tracekit.guard.session import GuardSession, SessionPlan, Verdict
 
 __all__ = [

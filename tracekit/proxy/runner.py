@@ -24,9 +24,8 @@ from collections.abc import Callable
 from aiohttp import web
 
 from tracekit.errors import TracekitError
-from tracekit.loop_thread import LoopThread, ThreadServed
+from tracekit.loop_thread import LoopThread, ThreadServed, stop_on_signals
 from tracekit.proxy.server import Proxy, ProxyConfig
-from tracekit.shutdown import stop_on_signals
 
 log = logging.getLogger(__name__)
 

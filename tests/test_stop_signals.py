@@ -8,19 +8,19 @@ import signal
 
 import pytest
 
-from tracekit import shutdown
+from tracekit import loop_thread
 
 
 @pytest.mark.parametrize("platform", ["linux", "win32"])
-@pytest.mark.parametrize("sig", shutdown.STOP_SIGNALS)
+@pytest.mark.parametrize("sig", loop_thread.STOP_SIGNALS)
 def test_a_stop_signal_sets_the_event(monkeypatch: pytest.MonkeyPatch, platform: str, sig: signal.Signals) -> None:
     # win32 takes the plain-handler path that Windows event loops need; it runs on POSIX too.
-    monkeypatch.setattr(shutdown.sys, "platform", platform)
-    saved = {s: signal.getsignal(s) for s in shutdown.STOP_SIGNALS}
+    monkeypatch.setattr(loop_thread.sys, "platform", platform)
+    saved = {s: signal.getsignal(s) for s in loop_thread.STOP_SIGNALS}
 
     async def main() -> bool:
         stopping = asyncio.Event()
-        shutdown.stop_on_signals(stopping)
+        loop_thread.stop_on_signals(stopping)
         loop = asyncio.get_running_loop()
         try:
             assert not stopping.is_set()
@@ -28,7 +28,7 @@ def test_a_stop_signal_sets_the_event(monkeypatch: pytest.MonkeyPatch, platform:
             await asyncio.wait_for(stopping.wait(), timeout=5)
             return stopping.is_set()
         finally:
-            for s in shutdown.STOP_SIGNALS:
+            for s in loop_thread.STOP_SIGNALS:
                 loop.remove_signal_handler(s)
 
     try:
