@@ -57,7 +57,7 @@ class Turn:
     attempt: int
     number: int
     """1-based number of the request in its session (attempts included): what faults select."""
-    agent_chain: list[str]
+    agent_chain: list[int]
     prior_items: list[Any]
     """Wire items the server keeps before this request (a continuation sends only what is new)."""
     history: list[dict[str, Any]]

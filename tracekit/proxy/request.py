@@ -43,10 +43,46 @@ class Conversation:
         that compares this request's conversation: the session registry, the recording and the live guard."""
         fingerprints = self._fingerprints
         if fingerprints is None:
-            fingerprints = [message_fingerprint(message) for message in self.messages]
+            fingerprints = [SEEN_MESSAGES.fingerprint(message) for message in self.messages]
             object.__setattr__(self, "_fingerprints", fingerprints)  # a cache: the conversation is immutable
         return fingerprints
 
+
+class SeenMessages:
+    """``message_fingerprint`` of the messages seen lately, by role and content: an agent re-sends its whole
+    conversation with each request, so nearly every message of a request was fingerprinted for an earlier
+    one, and looking it up costs a fraction of canonicalizing and hashing it again. The key is the content's
+    text, or its JSON as sent (a different key order only misses), so a hit is always the fingerprint the
+    message has. Bounded by the size of what it keys on (``limit`` characters or bytes): emptied when full."""
+
+    def __init__(self, limit: int = 32 * 1024 * 1024) -> None:
+        self.limit = limit
+        self._fingerprints: dict[tuple[str | None, str | bytes], str] = {}
+        self._size = 0
+
+    def fingerprint(self, message: Any) -> str:
+        """``message_fingerprint(message)``, from the cache when the same role and content were seen."""
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not (role is None or isinstance(role, str)):
+            return message_fingerprint(message)
+        content = message.get("content")
+        try:
+            key = (role, content if isinstance(content, str) else orjson.dumps(content))
+        except (TypeError, orjson.JSONEncodeError):  # content no JSON writer takes: not cached
+            return message_fingerprint(message)
+        found = self._fingerprints.get(key)
+        if found is None:
+            found = message_fingerprint(message)
+            if self._size + len(key[1]) > self.limit:
+                self._fingerprints.clear()
+                self._size = 0
+            self._fingerprints[key] = found
+            self._size += len(key[1])
+        return found
+
+
+#: The proxy's cache of message fingerprints (one event loop uses it; a lost race only recomputes one).
+SEEN_MESSAGES = SeenMessages()
 
 NO_CONVERSATION = Conversation()
 

@@ -21,7 +21,6 @@ event loop (no awaits), so they need no lock.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 import time
@@ -34,25 +33,29 @@ from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
 
 
-def chain_hashes(fingerprints: list[str], start: str = "") -> list[str]:
-    """``h[i]`` identifies the first ``i + 1`` messages: ``h[i] = H(h[i-1], fingerprint[i])``."""
+def chain_hashes(fingerprints: list[str], start: int = 0) -> list[int]:
+    """``h[i]`` identifies the first ``i + 1`` messages: ``h[i] = H(h[i-1], fingerprint[i])``.
+
+    The chain lives in this process's memory only (it is never written), so ``H`` is Python's own hash of a
+    tuple, seeded per process (``PYTHONHASHSEED``) and an order of magnitude cheaper than a digest: two
+    conversations collide with odds of about one in 2**64 per comparison."""
     hashes = []
     current = start
     for fingerprint in fingerprints:
-        current = hashlib.sha1(f"{current}:{fingerprint}".encode(), usedforsecurity=False).hexdigest()[:20]
+        current = hash((current, fingerprint))
         hashes.append(current)
     return hashes
 
 
 def conversation_chain(
-    messages: list[dict[str, Any]], start: list[str] | None = None, fingerprints: list[str] | None = None
-) -> list[str]:
+    messages: list[dict[str, Any]], start: list[int] | None = None, fingerprints: list[str] | None = None
+) -> list[int]:
     """The hash chain of canonical ``messages`` (continuing ``start`` when given); ``fingerprints`` are the
     messages' ``message_fingerprint`` when the caller has them already."""
     start = start or []
     if fingerprints is None or len(fingerprints) != len(messages):
         fingerprints = [message_fingerprint(message) for message in messages]
-    return [*start, *chain_hashes(fingerprints, start[-1] if start else "")]
+    return [*start, *chain_hashes(fingerprints, start[-1] if start else 0)]
 
 
 @dataclass
@@ -75,7 +78,7 @@ class Session:
     named: str | None = None
     """The session name the trace records (secrets replaced); None for a stitched session."""
     provider: str | None = None
-    chain: list[str] = field(default_factory=list)
+    chain: list[int] = field(default_factory=list)
     """Hash chain of the agent-side canonical conversation: last request's messages plus the reply."""
     wire: list[Any] = field(default_factory=list)
     """The wire items the model has seen (after intercepts), reply included: a continuation's prior items."""
@@ -101,7 +104,7 @@ class Resolution:
     """Wire items the request does not repeat (a continuation's history)."""
     history: list[dict[str, Any]] = field(default_factory=list)
     """The same, as canonical messages."""
-    agent_chain: list[str] = field(default_factory=list)
+    agent_chain: list[int] = field(default_factory=list)
 
 
 class SessionRegistry:
@@ -112,7 +115,7 @@ class SessionRegistry:
         self._named: dict[str, Session] = {}
         self._by_reply_id: dict[str, Session] = {}
         self._by_conversation: dict[str, Session] = {}
-        self._by_state: dict[tuple[str, int, str], list[Session]] = defaultdict(list)
+        self._by_state: dict[tuple[str, int, int], list[Session]] = defaultdict(list)
         self._by_pending_key: dict[str, list[Session]] = defaultdict(list)
         self._counter = itertools.count(1)
         self._stamp = time.strftime("%Y%m%dT%H%M%S")
@@ -198,7 +201,7 @@ class SessionRegistry:
         key: str,
         messages: list[dict[str, Any]],
         previous_id: str | None,
-        chain: list[str] | None = None,
+        chain: list[int] | None = None,
         *,
         conversation: str | None = None,
         fingerprints: list[str] | None = None,
@@ -235,7 +238,7 @@ class SessionRegistry:
     def advance(
         self,
         session: Session,
-        agent_chain: list[str],
+        agent_chain: list[int],
         reply: dict[str, Any],
         wire: list[Any],
         history: list[dict[str, Any]],

@@ -33,7 +33,12 @@ log = logging.getLogger(__name__)
 
 def record_line(record: BaseModel) -> bytes:
     """One record as a JSON line (no trailing newline), None fields left out as ``TraceWriter`` does."""
-    fields = {name: value for name, value in record if value is not None}
+    # The model's own fields, then its extra ones: what iterating the model gives, without pydantic's
+    # Python-level iterator (a tenth of recording's cost under load).
+    fields = {name: value for name, value in record.__dict__.items() if value is not None and name[0] != "_"}
+    extra = getattr(record, "__pydantic_extra__", None)
+    if extra:
+        fields.update((name, value) for name, value in extra.items() if value is not None)
     try:
         return orjson.dumps(fields, default=_dump_model)
     except TypeError:  # a lone surrogate somewhere (text that was not UTF-8): mend it rather than lose the record
@@ -70,8 +75,11 @@ class TraceFile:
 
     def __init__(self, path: Path, redactor: Redactor, *, fsync: bool = False) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed by close()
+        try:
+            self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed by close()
+        except FileNotFoundError:  # (the folder is made only when missing: a mkdir per file costs under load)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "ab")  # noqa: SIM115
         self._redactor = redactor
         self._fsync = fsync
 
