@@ -144,23 +144,33 @@ class NearestIndex(Generic[T]):
         if hashes is None:
             self._plain.setdefault(route, (order, answer))
             return
-        group = self._groups.setdefault(route, {}).setdefault(hashes.model, _Group(provider))
+        groups = self._groups.get(route)
+        if groups is None:
+            groups = self._groups[route] = {}
+        group = groups.get(hashes.model)
+        if group is None:
+            group = groups[hashes.model] = _Group(provider)
         set_key = (hashes.items_field, hashes.others)
         set_id = group.field_set_ids.get(set_key)
         if set_id is None:
             set_id = group.field_set_ids[set_key] = len(group.field_sets)
             group.field_sets.append((hashes.items_field, dict(hashes.others)))
-        chain = hashes.chain
+        chain, buckets = hashes.chain, group.buckets
+        deepest = len(chain) - 1
         # Deepest first: once a prefix has a choice of this field set, every shorter prefix has one too (an
         # earlier recording held them all), so only the prefixes new to the set are visited.
-        for depth in range(len(chain) - 1, -1, -1):
-            choices = group.buckets.setdefault(chain[depth], [])
-            choice = _choice_of(choices, set_id)
+        for depth in range(deepest, -1, -1):
+            choices = buckets.get(chain[depth])
+            choice = None if choices is None else _choice_of(choices, set_id)
             if choice is None:
-                choices.append(_Choice(set_id, order, answer, order if depth == len(chain) - 1 else -1,
-                                       answer if depth == len(chain) - 1 else None))  # fmt: skip
+                ends = depth == deepest
+                new = _Choice(set_id, order, answer, order if ends else -1, answer if ends else None)
+                if choices is None:
+                    buckets[chain[depth]] = [new]
+                else:
+                    choices.append(new)
                 continue
-            if depth == len(chain) - 1 and (choice.ending is None or order < choice.ending_order):
+            if depth == deepest and (choice.ending is None or order < choice.ending_order):
                 choice.ending_order, choice.ending = order, answer
             if order > choice.first_order:
                 break  # the shorter prefixes hold an earlier recording too
