@@ -128,3 +128,52 @@ def test_replay_with_the_guard_watches_replayed_sessions(tmp_path: Path) -> None
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=15)
     assert "tracekit guard: session cli: finding repeated_call -> stop" in stderr
+
+
+def test_a_budget_on_the_command_line_turns_the_guard_on_and_stops_the_session(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    script = [tool_use_reply(ToolUse("lookup", {"q": n})) for n in range(3)]
+    with FakeUpstream(script) as upstream:
+        process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(out),
+                             "--guard-budget", "model_calls=2", "--guard-budget", "tool_calls=1:warn")  # fmt: skip
+        try:
+            client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
+                                         default_headers={"x-tracekit-session": "cli"})  # fmt: skip
+            messages: list[Any] = [{"role": "user", "content": "查"}]
+            for _ in range(2):
+                call = client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS).content[-1]  # type: ignore[arg-type]
+                assert call.type == "tool_use"
+                messages += [{"role": "assistant", "content": [call.model_dump()]},
+                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id,
+                                                           "content": "r"}]}]  # fmt: skip
+            with pytest.raises(anthropic.PermissionDeniedError, match="rule model_calls, used 3, limit 2"):
+                client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=15)
+    assert process.returncode == 0
+    records = [orjson.loads(raw) for raw in (out / "cli.jsonl").read_bytes().splitlines()]
+    events = [(r["rule"], r["action"], r["figures"]) for r in records if r["kind"] == "guard"]
+    # Both went over at the third request: the budgets in their documented order.
+    assert events == [("model_calls", "stop", {"used": 3, "limit": 2}),
+                      ("tool_calls", "warn", {"used": 2, "limit": 1})]  # fmt: skip
+
+
+def test_a_command_line_budget_replaces_the_files_and_a_bad_one_is_a_usage_error(tmp_path: Path) -> None:
+    from tracekit.guard import with_budgets
+
+    guard = tmp_path / "guard.yaml"
+    guard.write_text("budgets:\n  tokens: {limit: 100, action: warn}\n  seconds: {limit: 60}\n", encoding="utf-8")
+    config = with_budgets(load_guard_config(guard), ["tokens=5000", "errors=3:record"])
+    assert config.budgets.tokens is not None and (config.budgets.tokens.limit, config.budgets.tokens.action) == (
+        5000, "stop")  # fmt: skip
+    assert config.budgets.errors is not None and config.budgets.errors.action == "record"
+    assert config.budgets.seconds is not None and config.budgets.seconds.limit == 60
+    for spec, message in [("coins=5", "unknown budget 'coins'"), ("tokens=-1", "limit: Input should be greater"),
+                          ("tokens=many", "limit: Input should be a valid number"),
+                          ("tokens=5:halt", "action: Input should be")]:  # fmt: skip
+        result = CliRunner().invoke(cli, ["record", "--upstream", "http://127.0.0.1:9", "--port", "0",
+                                          "--out", str(tmp_path / "t"), "--guard-budget", spec])  # fmt: skip
+        assert result.exit_code == 2, spec
+        assert f"budget {spec!r}: {message}" in result.output, (spec, result.output)
+    assert not (tmp_path / "t").exists()

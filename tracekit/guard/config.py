@@ -15,6 +15,8 @@ The shape is a contract (``docs/guard.md``)::
     preset: openhands         # optional: a `--detector-preset`, applied before `detectors`
 
 A finding kind the file does not name is recorded (``record``); a budget it does not name has no limit.
+Budgets can also be given on the command line (``--guard-budget tokens=200000``, ``with_budgets``), in
+place of the file's budget of the same name.
 Without a file (``--guard`` alone) every finding is recorded and there is no budget (``GuardConfig()``).
 The file is read with the safe YAML loader and checked by pydantic; an error names the file, the line and
 the field.
@@ -27,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -136,6 +139,26 @@ def load_guard_config(path: str | Path | None) -> GuardConfig:
         line = _line_of(text, ["preset"] if "preset" in str(exc) else ["detectors"])
         raise GuardConfigError(f"{path}:{line}: {exc}") from None
     return config
+
+
+def with_budgets(config: GuardConfig, specs: Iterable[str]) -> GuardConfig:
+    """``config`` with the budgets of ``specs`` (``NAME=LIMIT[:ACTION]``, e.g. ``tokens=200000`` or
+    ``tool_calls=100:warn``; the action is ``stop`` when not given) in place of the file's budgets of
+    the same names; raises ``GuardConfigError`` naming the spec that is wrong."""
+    given: dict[str, Budget] = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        limit, _, action = value.partition(":")
+        name = name.strip()
+        if name not in BUDGETS:
+            raise GuardConfigError(f"budget {spec!r}: unknown budget {name!r}; known: {', '.join(BUDGETS)}")
+        try:
+            given[name] = Budget.model_validate({"limit": limit.strip(), "action": action.strip() or "stop"})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise GuardConfigError(f"budget {spec!r}: {field}: {error['msg']} (give NAME=LIMIT[:ACTION])") from None
+    return config.model_copy(update={"budgets": config.budgets.model_copy(update=given)})
 
 
 def _line_of(text: str, where: list[str]) -> int:
