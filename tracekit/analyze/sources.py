@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 
@@ -119,10 +120,26 @@ def _names(item: str | Path) -> Iterator[str]:
 
 
 def _relative(path: str, start: str) -> str:
+    """``os.path.relpath(path, start)`` of an absolute file path, from its folder's, which is computed once
+    per folder and absolute start (a corpus has many files per folder; relpath is a twentieth of analyzing
+    a trace)."""
+    folder, name = os.path.split(path)
+    if not name or not os.path.isabs(start):  # a relative start depends on the working directory: no cache
+        return _relpath(path, start)
+    where = _folder_relpath(folder, start)
+    if start.startswith(path):  # the start inside the "file" itself: relpath's own answer
+        return _relpath(path, start)
+    return name if where == os.curdir else os.path.join(where, name)
+
+
+def _relpath(path: str, start: str) -> str:
     try:
         return os.path.relpath(path, start)
     except ValueError:  # another drive (Windows): only an absolute path names it
         return path
+
+
+_folder_relpath = lru_cache(maxsize=1024)(_relpath)
 
 
 def _walk_sorted(folder: str, suffix: str) -> Iterator[str]:

@@ -86,7 +86,12 @@ class RepeatedCall(DetectorStream):
                 if self._flagged(repeats)]  # fmt: skip
 
     def _flagged(self, repeats: list[CallNode]) -> bool:
-        return len(repeats) >= self.min_repeats and any(not node.history for node in repeats)
+        if len(repeats) < self.min_repeats:
+            return False
+        for node in repeats:  # any judged repeat (a loop: this runs for every group of every trace)
+            if not node.history:
+                return True
+        return False
 
     def _anywhere(self, node: CallNode) -> tuple[CallNode, list[CallNode]] | None:
         """Repeats of a call anywhere later in the window, grouped by the call they repeat."""
@@ -162,11 +167,11 @@ def _continues(first: CallNode, node: CallNode, require_success: bool, same_outc
 
 
 def _finding(original: CallNode, repeats: list[CallNode], options: dict[str, Any]) -> Finding:
-    judged, _ = split_history(repeats)
     calls, history = split_history([original, *repeats])
+    judged = calls if original.history else calls[1:]  # the judged repeats
     where = "in the conversation history" if original.history else f"as call #{original.index}"
     times = "once more" if len(repeats) == 1 else f"{len(repeats)} more times"
-    listed = f"repeat{'s' if len(judged) > 1 else ''}: {', '.join(f'#{i}' for i in judged)}"
+    listed = f"repeat{'s' if len(judged) > 1 else ''}: {', '.join([f'#{i}' for i in judged])}"
     same = " and got the same result" if options.get("same_outcome") else ""
     if options.get("require_success", True):
         happened = (

@@ -26,10 +26,11 @@ class UngroundedArgument(DetectorStream):
     def observe(self, node: CallNode) -> list[Finding]:
         seen = self._seen
         catalog = self.context.catalog
-        declared = catalog is not None and node.tool in catalog and bool(catalog[node.tool].id_params)
         # An identifier name ends in "id"/"ids", so without "id" in the arguments' JSON there is none.
         named = self.generic and "id" in node.argument_text
-        if node.history or not (declared or named):
+        if node.history or not (
+            named or (catalog is not None and node.tool in catalog and bool(catalog[node.tool].id_params))
+        ):
             if node.has_result:
                 seen.waiting.append(node)
             return []
@@ -109,9 +110,15 @@ class _SeenResults:
     def before(self, node: CallNode) -> str:
         waiting = self.waiting
         if waiting:
-            added = [done.result_text for done in waiting if done.returned_before(node)]
+            added: list[str] = []
+            still: list[CallNode] = []
+            for done in waiting:
+                if done.returned_before(node):
+                    added.append(done.result_text)
+                else:
+                    still.append(done)
             if added:
-                self.waiting = [done for done in waiting if not done.returned_before(node)]
+                self.waiting = still
                 text = "\n".join(added)
                 self._text = text if self._text is None else f"{self._text}\n{text}"
         return self._text or ""
