@@ -81,7 +81,10 @@ def recorded_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, s
 
 def retry_count(headers: Mapping[str, str]) -> int | None:
     """The SDK's ``x-stainless-retry-count`` (None when absent or not a number)."""
+    value = headers.get(RETRY_COUNT_HEADER)
+    if value is None:  # (most clients send none: no exception raised per request)
+        return None
     try:
-        return max(0, int(headers[RETRY_COUNT_HEADER]))
-    except (KeyError, ValueError):
+        return max(0, int(value))
+    except ValueError:
         return None
