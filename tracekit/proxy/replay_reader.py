@@ -58,7 +58,7 @@ def _struct(mirror: type[msgspec.Struct]) -> type[msgspec.Struct]:
 
 
 _STRUCTS = tuple(_struct(mirror) for mirror in MIRRORS)
-_DECODE = msgspec.json.Decoder(list[Union[_STRUCTS]]).decode  # type: ignore[valid-type]  # noqa: UP007
+_DECODE_LINES = msgspec.json.Decoder(Union[_STRUCTS]).decode_lines  # type: ignore[valid-type]  # noqa: UP007
 
 
 def read_for_replay(path: str | Path) -> list[tuple[Any, tuple[bytes | None, ...]]] | None:
@@ -94,9 +94,9 @@ def _bytes(raw: msgspec.Raw | None) -> bytes | None:
 def _decode_chunk(chunk: bytes) -> list[Any] | None:
     """The records of a chunk of whole lines, or None when a line does not fit one."""
     try:
-        # The lines become the elements of one array; a torn line would merge with the next one into
-        # fewer elements than lines, which the count below catches even when the merge happens to parse.
-        records: list[Any] = _DECODE(b"[" + chunk[:-1].replace(b"\n", b",") + b"]")
+        # Each line is decoded on its own (cheaper than one array of them all, as ``read_mirrored`` does); a
+        # blank line yields no record, which the count below catches, and a torn line does not decode.
+        records: list[Any] = _DECODE_LINES(chunk)
     except (msgspec.DecodeError, RecursionError):
         return None  # RecursionError: nested deeper than msgspec goes; the models' reader reports the line
     if len(records) != chunk.count(b"\n"):
