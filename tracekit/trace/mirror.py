@@ -68,7 +68,7 @@ def _mirrored(value: Any) -> Any:
 MIRRORS: tuple[type[msgspec.Struct], ...] = tuple(_mirror(model, tagged=True) for model in RECORD_CLASSES)
 """One mirror per record class, in the order of ``RECORD_CLASSES``."""
 
-_DECODE_LINES = msgspec.json.Decoder(Union[MIRRORS]).decode_lines  # type: ignore[valid-type]  # noqa: UP007
+_DECODE_LINES = msgspec.json.Decoder(Union[MIRRORS]).decode_lines  # noqa: UP007
 
 
 def read_mirrored(path: str | Path) -> list[Any] | None:

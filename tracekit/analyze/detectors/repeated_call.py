@@ -63,7 +63,7 @@ class RepeatedCall(DetectorStream):
         if self.ignore and ignored(node, self.ignore):
             return []
         if self.fast:  # offline, anywhere, one window: the commonest case
-            if node.key in self._reference or node.succeeded or not self.require_success:
+            if node.key in self._reference or (node.has_result and not node.is_error) or not self.require_success:
                 self._anywhere(node)
             return []
         new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
@@ -86,12 +86,7 @@ class RepeatedCall(DetectorStream):
                 if self._flagged(repeats)]  # fmt: skip
 
     def _flagged(self, repeats: list[CallNode]) -> bool:
-        if len(repeats) < self.min_repeats:
-            return False
-        for node in repeats:  # any judged repeat (a loop: this runs for every group of every trace)
-            if not node.history:
-                return True
-        return False
+        return len(repeats) >= self.min_repeats and any(not node.history for node in repeats)
 
     def _anywhere(self, node: CallNode) -> tuple[CallNode, list[CallNode]] | None:
         """Repeats of a call anywhere later in the window, grouped by the call they repeat."""

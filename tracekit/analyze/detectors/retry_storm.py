@@ -27,10 +27,11 @@ class RetryStorm(DetectorStream):
         """Every group of failures so far, in the order the offline rule lists them."""
         self._open: dict[str, list[CallNode]] = {}  # anywhere: this window's failures by call
         self._run: list[CallNode] = []  # consecutive: the current run of one failing call
+        self._anywhere = self.bounds is None and not self.consecutive  # one window, failures anywhere in it
 
     def observe(self, node: CallNode) -> list[Finding]:
         failed = node.has_result and node.is_error
-        if not failed and self.bounds is None and not self.consecutive:
+        if not failed and self._anywhere:
             return []  # a call that did not fail changes nothing here
         new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         group: list[CallNode] | None = None

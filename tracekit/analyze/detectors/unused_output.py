@@ -10,6 +10,8 @@ from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream,
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
+_UNKNOWN: Any = object()  # a tool not looked up yet (None: not a lookup)
+
 
 @detector("unused_output", generic_lookup_pattern="lookup")
 class UnusedOutput(DetectorStream):
@@ -32,9 +34,8 @@ class UnusedOutput(DetectorStream):
             self._calls.append(node)
         if node.history or not node.has_result or node.is_error:  # judged and node.succeeded
             return []
-        if node.tool in self._lookups:
-            output_ids = self._lookups[node.tool]
-        else:
+        output_ids = self._lookups.get(node.tool, _UNKNOWN)
+        if output_ids is _UNKNOWN:
             output_ids = self._lookups[node.tool] = _lookup_output_ids(node.tool, self.context, self.pattern)
         if output_ids is None:
             return []
