@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "judge": ("tracekit.cli.judge", "judge", "Judge traces with an LLM rubric; agreement studies."),
     "report": ("tracekit.cli.report", "report", "Write HTML, Markdown and JUnit reports from results."),
     "export": ("tracekit.cli.export", "export", "Export traces (OpenTelemetry) and results (Parquet tables)."),
-    "schema": ("tracekit.cli.schema", "schema", "Print the JSON Schema of the analyze results."),
+    "schema": ("tracekit.cli.schema", "schema", "JSON Schemas: analyze results, trace lines, guard file."),
     "diff": ("tracekit.cli.diff", "diff", "What changed between two analyses: regressions first."),
 }
 
