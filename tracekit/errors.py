@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import click
 
-#: The CLI's exit status for bad usage or unreadable input (DESIGN.md "Contracts").
+#: The CLI's exit statuses (DESIGN.md "Contracts"): the command ran; a check it was asked to enforce failed
+#: (``--fail-on``, ``--baseline``); bad usage or unreadable input.
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 
 

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.cli.common import EXIT_CHECK_FAILED, InputError
-from tracekit.errors import TracekitError
+from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
 
 if TYPE_CHECKING:
     from tracekit.analyze.results_model import Results

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from tracekit.cli.common import EXIT_CHECK_FAILED, InputError
-from tracekit.errors import TracekitError
+from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.

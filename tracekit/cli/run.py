@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.cli.common import InputError
-from tracekit.errors import TracekitError
+from tracekit.errors import InputError, TracekitError
 
 if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from tracekit.cli.common import EXIT_USAGE, InputError
-from tracekit.errors import TracekitError
+from tracekit.errors import EXIT_USAGE, InputError, TracekitError
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
