@@ -58,7 +58,7 @@ def _struct(mirror: type[msgspec.Struct]) -> type[msgspec.Struct]:
 
 
 _STRUCTS = tuple(_struct(mirror) for mirror in MIRRORS)
-_DECODE_LINES = msgspec.json.Decoder(Union[_STRUCTS]).decode_lines  # type: ignore[valid-type]  # noqa: UP007
+_DECODE_LINES = msgspec.json.Decoder(Union[_STRUCTS]).decode_lines  # noqa: UP007
 
 
 def read_for_replay(path: str | Path) -> list[tuple[Any, tuple[bytes | None, ...]]] | None:
