@@ -175,7 +175,7 @@ def breakdown(folder: Path, repeats: int = 3) -> dict[str, float]:
     (``entry_json``) through the redaction."""
     import orjson
 
-    from tracekit.analyze.results import entry_json, trace_entry
+    from tracekit.analyze.entry import entry_json, trace_entry
     from tracekit.redact import default_redactor
     from tracekit.trace import load_trace
 

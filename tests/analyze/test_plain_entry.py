@@ -1,4 +1,4 @@
-"""The entry of a trace bound to no case is written from its plain values (``results.entry_json``), without the
+"""The entry of a trace bound to no case is written from its plain values (``entry.entry_json``), without the
 validation ``analyze_trace`` does: these tests hold it to the bytes and the digest the validated model gives,
 on every recorded trace (under each preset), on traces with guard records and on a trace without a file."""
 
@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from tracekit.analyze.config import detector_options
-from tracekit.analyze.results import AnalyzeSettings, analyze_file, entry_json, trace_entry
+from tracekit.analyze.entry import AnalyzeSettings, entry_json, trace_entry
+from tracekit.analyze.results import analyze_file
 from tracekit.analyze.results_model import TraceResult
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.summary import digest

@@ -57,7 +57,7 @@ Digest = dict[str, Any]
 
 def digest(entry: TraceResult | dict[str, Any]) -> Digest:
     """What the summary needs of one ``traces[]`` entry: the model, or the plain entry of a trace bound to no
-    case (``results.trace_entry``: what the model would hold, without validating it)."""
+    case (``entry.trace_entry``: what the model would hold, without validating it)."""
     if isinstance(entry, dict):
         if entry["verdict"] is not None:
             raise ValueError("the digest of an entry with a verdict is made from its model")
