@@ -61,7 +61,7 @@ class GuardSession:
         self.session = session
         self.config = config
         self.started = started
-        plan = plan or SessionPlan(config, options)
+        self.plan = plan = plan or SessionPlan(config, options)
         self._budgets = list(plan.budgets)
         """The budgets not yet gone over: (name, limit, action)."""
         # Read-only records (no validation, no copies): the guard reads them and writes none.
@@ -75,10 +75,8 @@ class GuardSession:
         self.context = context
         self.acting = DetectorRun(context, plan.acting) if plan.acting is not None else None
         """The detectors whose findings are acted on: fed before the request is answered."""
-        self._recording_options = plan.recording
         self.recording: DetectorRun | None = None
         """The others, fed once the answer went out (made with the session's first answer)."""
-        self._early = plan.early
         self.model_calls = 0
         self.tool_calls = 0
         self.tokens = 0
@@ -106,7 +104,7 @@ class GuardSession:
         if self.stopped is not None:
             return Verdict(refusal=self.stopped)
         verdict = Verdict()
-        if self._early:
+        if self.plan.early:
             self._read(messages, system, now, fingerprints)
             self._settle(self.acting, verdict)
         else:
@@ -198,11 +196,11 @@ class GuardSession:
             self._read(*self._request)
             self._request = None
             self._settle(None, verdict)
-        if not self._unrecorded or self._recording_options is None:
+        if not self._unrecorded or self.plan.recording is None:
             self._unrecorded = []
             return
         if self.recording is None:
-            self.recording = DetectorRun(self.context, self._recording_options)
+            self.recording = DetectorRun(self.context, self.plan.recording)
         for node in self._unrecorded:
             for finding in self.recording.observe(node):
                 self._finding_event(finding, verdict)
