@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracekit.analyze.detectors import detect
 from tracekit.guard import GuardConfig, GuardSession
-from tracekit.trace.models import Usage
+from tracekit.trace import Trace, TraceBuilder
+from tracekit.trace.models import Header, ModelCall, Usage
 
 
 def session_of(config: dict[str, Any]) -> GuardSession:
@@ -96,3 +98,22 @@ def test_only_acted_on_findings_are_looked_for_before_the_request_is_answered() 
         assert raised == [(2, stage, "repeated_call"), (3, stage, "repeated_call")], action
         (finding,) = session.finish()
         assert (finding.kind, finding.calls) == ("repeated_call", [0, 1, 2])
+
+
+def test_a_session_without_tool_calls_gets_the_offline_findings_too() -> None:
+    """Detectors that read the agent's text find a pattern in a session that never called a tool."""
+    config = {"detectors": {"repeated_text": {"reset_on_user_message": False}}}
+    session = session_of(config)
+    offline = TraceBuilder(Header(trace_id="s", source="test"))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "帮我订票"}]
+    for number in range(4):
+        session.on_request(messages, None, 1000.0 + number)
+        offline.add_conversation(messages)
+        answer = {"role": "assistant", "content": "抱歉，我暂时无法完成，请稍后再试。"}
+        session.on_answer(answer, Usage(input_tokens=1), 1000.0 + number, refused=False)
+        offline.add_model_call(ModelCall(index=0, provider="test"), answer)
+        messages = [*messages, answer, {"role": "user", "content": f"再试一次 {number}"}]
+    header, *records = offline.records
+    _, expected = detect(Trace(header=header, records=records), GuardConfig.model_validate(config).detector_options())
+    assert [f.kind for f in expected] == ["repeated_text"]
+    assert [f.to_dict() for f in session.finish()] == [f.to_dict() for f in expected]

@@ -150,6 +150,8 @@ class GuardSession:
             self._catch_up(Verdict())
             self._settle(self.acting, Verdict())
             self._catch_up(Verdict())
+            if self.recording is None and self.plan.recording is not None:  # a session without a tool call
+                self.recording = DetectorRun(self.context, self.plan.recording)
             header, *records = self.builder.records
             trace = Trace(header=header, records=records)
             self.context.trace = trace
