@@ -21,11 +21,11 @@ A peer row, mitmproxy in reverse mode with streaming on (``mitmdump --mode rever
 on PATH; skipped with a note otherwise). It is never a tracekit dependency; install it into a venv of its
 own::
 
-    python -m venv /tmp/mitm && /tmp/mitm/bin/pip install mitmproxy==11.0.2
+    python -m venv MITM_VENV && MITM_VENV/bin/pip install mitmproxy==11.0.2
 
 Usage::
 
-    python benchmarks/proxy_latency.py [--requests 500] [--guard] [--mitmdump /tmp/mitm/bin/mitmdump]
+    python benchmarks/proxy_latency.py [--requests 500] [--guard] [--mitmdump MITM_VENV/bin/mitmdump]
         [--out benchmarks/results/proxy_latency.md]
     python benchmarks/proxy_latency.py --concurrency 64 [--rounds 5] [--per-connection 20] [--mitmdump ...]
 """
