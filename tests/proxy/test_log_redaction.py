@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from tracekit.proxy.log_redaction import RedactingFilter, redact_logs
+from tracekit.proxy.launch import RedactingFilter, redact_logs
 from tracekit.redact import Redactor
 
 SECRET = "tk-log-secret-55aa0c"

@@ -1,4 +1,5 @@
-"""Server-sent events: an incremental parser (bytes in, events out) and an encoder.
+"""Server-sent events: an incremental parser (bytes in, events out), an encoder, and the raw bytes cut at
+event boundaries (``EventSplitter``, ``split_events``: for stream faults and replay timing).
 
 The parser follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CR at the end of
 one chunk and an LF at the start of the next are one line break); a line starting with ``:`` is a
@@ -20,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -168,3 +170,41 @@ def encode_event(data: str, event: str | None = None, id: str | None = None) -> 
 def encode_json_event(value: Any, event: str | None = None) -> bytes:
     """One event whose data is ``value`` as compact JSON (UTF-8, not escaped)."""
     return encode_event(orjson.dumps(value).decode("utf-8"), event=event)
+
+
+# -- raw bytes cut at event boundaries ------------------------------------------------------------------
+
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+class EventSplitter:
+    """Feeds byte chunks, returns whole events (each with its blank line), keeping a partial tail."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The events completed by ``chunk``."""
+        data = self._buffer + chunk
+        events = []
+        start = 0
+        for match in _EVENT_END.finditer(data):
+            events.append(data[start : match.end()])
+            start = match.end()
+        self._buffer = data[start:]
+        return events
+
+    def rest(self) -> bytes:
+        """Bytes after the last complete event."""
+        return self._buffer
+
+
+def split_events(data: bytes) -> list[bytes]:
+    """A whole stream as its events (a trailing incomplete event is kept as the last item)."""
+    splitter = EventSplitter()
+    events = splitter.feed(data)
+    if splitter.rest():
+        events.append(splitter.rest())
+    return events

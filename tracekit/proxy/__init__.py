@@ -10,7 +10,7 @@
   ``relay`` passes answers on, ``records`` turns them into trace records, ``other_routes`` forwards and
   records every other route (``http_exchange``), ``route_key`` keys those for replay.
 - ``SecretFields`` / ``RedactingFilter``: request-body fields and log lines kept secret; the proxy's own
-  refusals (413 over ``DEFAULT_MAX_BODY_BYTES``, one of the ``limits``) are in ``refusals``.
+  refusals (413 over ``DEFAULT_MAX_BODY_BYTES``, one of the defaults in ``options``) are in ``refusals``.
 - ``resolve_shared_texts``: puts back the long texts a model call names instead of repeating them.
 - ``bytes_of``: the exact bytes of a field the trace lists in ``escaped``.
 
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracekit.proxy.keys import first_difference, normalized_request, request_key, route_key
-    from tracekit.proxy.limits import DEFAULT_MAX_BODY_BYTES
-    from tracekit.proxy.log_redaction import RedactingFilter, redact_logs
+    from tracekit.proxy.launch import RedactingFilter, redact_logs
+    from tracekit.proxy.options import DEFAULT_MAX_BODY_BYTES
     from tracekit.proxy.raw_text import bytes_of
     from tracekit.proxy.recorder import Recorder, RecordingStats
     from tracekit.proxy.replayer import RecordedAnswer, RecordedRoute, ReplayIndex
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 #: Each public name -> the module of the package that defines it.
 _WHERE = {
-    "DEFAULT_MAX_BODY_BYTES": "limits",
+    "DEFAULT_MAX_BODY_BYTES": "options",
     "HEALTH_PATH": "server",
     "SECRET_QUERY_PARAMETERS": "request_secrets",
     "ExchangeTracker": "tracking",
@@ -51,7 +51,7 @@ _WHERE = {
     "RecordedRoute": "replayer",
     "Recorder": "recorder",
     "RecordingStats": "recorder",
-    "RedactingFilter": "log_redaction",
+    "RedactingFilter": "launch",
     "ReplayIndex": "replayer",
     "RunningProxy": "runner",
     "SecretFields": "request_secrets",
@@ -64,7 +64,7 @@ _WHERE = {
     "first_difference": "keys",
     "is_loopback": "runner",
     "normalized_request": "keys",
-    "redact_logs": "log_redaction",
+    "redact_logs": "launch",
     "request_key": "keys",
     "resolve_shared_texts": "shared_texts",
     "route_key": "keys",

@@ -18,7 +18,7 @@ from tracekit.intercepts import Fault
 from tracekit.providers.base import Provider
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import client_response_headers, upstream_request_headers
-from tracekit.proxy.limits import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
+from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.request_secrets import SecretSink
 
 SSE_CONTENT_TYPE = "text/event-stream"

@@ -1,5 +1,12 @@
 """What ``tracekit record`` and ``tracekit replay`` share: options to config, binding checks, running (their
-options themselves are in ``tracekit.proxy.options``, which loads nothing of the proxy)."""
+options themselves are in ``tracekit.proxy.options``, which loads nothing of the proxy), and log output
+through the redactor.
+
+What they print on stderr is written too, through the redactor: a replay miss quotes the request where it
+differs from the nearest recording, and an agent may have pasted its key into the prompt; an aiohttp
+traceback may show a header. ``RedactingFilter`` sits on the handlers and replaces every secret the
+redactor knows (at the time the line is written) in the message and in the exception text.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,6 @@ import click
 
 from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
-from tracekit.proxy.log_redaction import redact_logs
 from tracekit.proxy.recorder import RecordingStats
 from tracekit.proxy.runner import announce_to_stdout, check_host, serve
 from tracekit.proxy.server import Proxy, ProxyConfig
@@ -78,3 +84,37 @@ def recording_summary(mode: str, stats: RecordingStats, out_dir: Path | None) ->
     elif stats.unread:
         text += "; analyze does not see those"
     return text
+
+
+# -- log output through the redactor ------------------------------------------------------------------
+
+_FORMATTER = logging.Formatter()
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts each record's message, exception and stack text in place (it never drops a record)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redact = self.redactor.redact_text
+        record.msg = redact(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _FORMATTER.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+def redact_logs(redactor: Redactor, logger: logging.Logger | None = None) -> RedactingFilter:
+    """Put a ``RedactingFilter`` on every handler of ``logger`` (the root logger by default)."""
+    redacting = RedactingFilter(redactor)
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(redacting)
+    return redacting

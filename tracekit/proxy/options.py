@@ -1,7 +1,8 @@
 """The command-line options ``tracekit record`` and ``tracekit replay`` share, with their help and defaults.
 
-This module imports only click and ``tracekit.proxy.limits``, so that ``tracekit record --help`` shows them
-without loading the proxy (aiohttp, the trace models); the commands import the proxy when they run.
+This module imports only click, so that ``tracekit record --help`` shows them without loading the proxy
+(aiohttp, the trace models); the commands import the proxy when they run. The proxy's default limits are
+here for the same reason.
 
 Example::
 
@@ -19,7 +20,13 @@ from collections.abc import Callable
 
 import click
 
-from tracekit.proxy.limits import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
+#: Seconds to open a connection upstream; the SDKs themselves give up after 5.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds without a byte from upstream (before the response or between chunks): the SDKs' own default
+#: request timeout, so that the proxy is never the first to give up on a slow model.
+DEFAULT_READ_TIMEOUT = 600.0
+#: Anthropic documents 32 MB as the Messages API's request size limit; larger bodies get a 413 from the proxy.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
 def timeout_options(function: Callable[..., None]) -> Callable[..., None]:

@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from tracekit.providers.sse import EventSplitter
 from tracekit.proxy.answers import UPSTREAM_READ_ERRORS, Answer, json_answer, read_failure
 from tracekit.proxy.exchange import Exchange, StreamTee
 from tracekit.proxy.headers import kept_response_headers
-from tracekit.proxy.sse_events import EventSplitter
 
 
 class Ending:

@@ -32,6 +32,7 @@ from multidict import CIMultiDict
 from tracekit.errors import TracekitError
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
+from tracekit.providers.sse import split_events
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
@@ -50,7 +51,6 @@ from tracekit.proxy.recorded import (
 )
 from tracekit.proxy.replay_reader import read_for_replay
 from tracekit.proxy.shared_texts import resolve_shared_texts
-from tracekit.proxy.sse_events import split_events
 from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, iter_records, trace_files
 
 log = logging.getLogger(__name__)

@@ -32,13 +32,13 @@ from tracekit.providers.base import Provider
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
-from tracekit.proxy.limits import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.observers import (
     ExchangeObserver,
     is_loopback_peer,
     refusal_answer,
     watch_request,
 )
+from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.other_routes import OtherRoutes
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.refusals import no_route, too_large
