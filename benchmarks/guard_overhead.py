@@ -3,7 +3,7 @@
 Processes on loopback: the fixed upstream of ``proxy_latency.py`` (JSON and SSE answers, no work per
 request), ``tracekit record`` in front of it, ``tracekit record --guard FILE`` in front of it too (a guard
 file with a warn rule, a stop rule and every budget, so that every check runs; no limit is reached), and
-this client. Each round sends the same request directly and through both proxies, the order rotating
+this client. Each round sends the same request directly and through both proxies, in an order shuffled
 from round to round, over one keep-alive connection per target. The guard's cost for a request is the
 guarded proxy's time minus the plain proxy's time in the same round; its median is the figure
 (target: at most 0.2 ms, issue 21).
@@ -48,7 +48,7 @@ from tracekit.proxy.tracking import ExchangeTracker
 from tracekit.redact import Redactor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy_latency import GUARD_FILE, REPLY, percentile, request_body  # a sibling script
+from proxy_latency import GUARD_FILE, REPLY, percentile, request_body, round_order  # a sibling script
 
 
 def turn(number: int, stream: bool) -> bytes:
@@ -86,8 +86,7 @@ def measure(ports: dict[str, int], requests: int, warmup: int, stream: bool, one
     samples: dict[str, list[float]] = {name: [] for name in names}
     for number in range(warmup + requests):
         body = turn(number, stream)
-        shift = number % len(names)
-        for name in names[shift:] + names[:shift]:
+        for name in round_order(names, number):
             session = f"bench-{name}" if one_session and name != "direct" else None
             elapsed = timed(connections[name], body, stream, session)
             if number >= warmup:
@@ -203,8 +202,8 @@ def render(rows: dict[str, dict[str, float]], requests: int, command: str, load:
         "",
         f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs. Loopback only; {requests} measured requests per "
-        "row after warm-up, direct / record / record --guard interleaved, the order rotating each round. Added "
-        "by the guard = guarded minus plain in the same round. Load average (1 min) "
+        "row after warm-up, direct / record / record --guard interleaved, their order shuffled each round "
+        "(seeded). Added by the guard = guarded minus plain in the same round. Load average (1 min) "
         f"{load[0]:.2f} before and {load[1]:.2f} after (a shared machine).",
         "",
         "Milliseconds.",

@@ -7,7 +7,7 @@ it (writing traces to a temporary folder), a bare aiohttp forwarder as a referen
 (``--serve-forwarder``; skip it with ``--no-baseline``), with ``--guard`` a second ``tracekit record`` with
 the live guard (``GUARD_FILE``: a warn rule, a stop rule and every budget, none reached, so every check runs),
 and this client. Each round sends the same
-request directly and through each proxy, the order rotating from round to round, over one keep-alive
+request directly and through each proxy, in an order shuffled from round to round, over one keep-alive
 connection per target, so all see the same machine state. The added latency of a proxied request is its
 time minus the direct request's time in the same round; what the guard adds is the guarded proxy's time
 minus the plain one's in the same round (target: at most 0.2 ms median, issue 21).
@@ -37,6 +37,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import shlex
 import statistics
 import subprocess
@@ -105,6 +106,15 @@ def timed_request(connection: http.client.HTTPConnection, body: bytes, stream: b
     return elapsed
 
 
+def round_order(names: list[str], number: int) -> list[str]:
+    """The targets of round ``number`` in a shuffled order, the same on every run (seeded by the round).
+
+    A plain rotation keeps the cyclic order, so a target always follows the same one and pays for its
+    predecessor's work after the answer (a proxy recording on the other core); shuffled, every target
+    follows every other one equally often."""
+    return random.Random(number).sample(names, len(names))
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -113,7 +123,7 @@ def percentile(values: list[float], q: float) -> float:
 def measure(
     direct_port: int, proxies: dict[str, int], requests: int, stream: bool, warmup: int, route: str
 ) -> dict[str, dict]:
-    """Interleave direct and proxied requests (the order rotating each round); per proxy, the added latency
+    """Interleave direct and proxied requests (the order shuffled each round); per proxy, the added latency
     of each proxied request over the direct one of the same round (and, with the guarded proxy, the guard's
     own: guarded minus plain, same round, under ``"guard"``)."""
     names = ["direct", *proxies]
@@ -122,8 +132,7 @@ def measure(
     samples: dict[str, list[float]] = {name: [] for name in names}
     for number in range(warmup + requests):
         body = request_body(number, stream, route)
-        shift = number % len(names)
-        for name in names[shift:] + names[:shift]:
+        for name in round_order(names, number):
             elapsed = timed_request(connections[name], body, stream, route)
             if number >= warmup:
                 samples[name].append(elapsed * 1000)
@@ -238,7 +247,7 @@ def render(
         "",
         f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs. Loopback only; {requests} measured requests per row "
-        "(after warm-up); direct and proxied requests interleaved, their order rotating each round. Added = "
+        "(after warm-up); direct and proxied requests interleaved, their order shuffled each round (seeded). Added = "
         "proxied minus the direct sample of the same round. "
         f"The proxy recorded every exchange ({recorded} trace files, one per session). Load average (1 min) "
         f"{load[0]:.2f} before and {load[1]:.2f} after: other work shares the machine, so figures move between runs.",
