@@ -29,16 +29,23 @@ def start(*args: str) -> tuple[subprocess.Popen[str], str]:
     return process, line.split()[-1]
 
 
-def loop_three_times(url: str) -> None:
-    """An agent calling the same tool with the same arguments after it succeeded (repeated_call)."""
+def agent_turns(url: str, turns: int) -> tuple[anthropic.Anthropic, list[Any]]:
+    """An agent (session ``cli``) that calls the tool it is given ``turns`` times, answering each call; its
+    client and the conversation so far."""
     client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
                                  default_headers={"x-tracekit-session": "cli"})  # fmt: skip
     messages: list[Any] = [{"role": "user", "content": "查"}]
-    for _ in range(3):
+    for _ in range(turns):
         call = client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS).content[-1]  # type: ignore[arg-type]
         assert call.type == "tool_use"
         messages += [{"role": "assistant", "content": [call.model_dump()]},
                      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "r"}]}]
+    return client, messages
+
+
+def loop_three_times(url: str) -> None:
+    """An agent calling the same tool with the same arguments after it succeeded (repeated_call)."""
+    client, messages = agent_turns(url, 3)
     with pytest.raises(anthropic.PermissionDeniedError, match="rule repeated_call"):
         client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
 
@@ -137,15 +144,7 @@ def test_a_budget_on_the_command_line_turns_the_guard_on_and_stops_the_session(t
         process, url = start("record", "--upstream", upstream.url, "--port", "0", "--out", str(out),
                              "--guard-budget", "model_calls=2", "--guard-budget", "tool_calls=1:warn")  # fmt: skip
         try:
-            client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
-                                         default_headers={"x-tracekit-session": "cli"})  # fmt: skip
-            messages: list[Any] = [{"role": "user", "content": "查"}]
-            for _ in range(2):
-                call = client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS).content[-1]  # type: ignore[arg-type]
-                assert call.type == "tool_use"
-                messages += [{"role": "assistant", "content": [call.model_dump()]},
-                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id,
-                                                           "content": "r"}]}]  # fmt: skip
+            client, messages = agent_turns(url, 2)
             with pytest.raises(anthropic.PermissionDeniedError, match="rule model_calls, used 3, limit 2"):
                 client.messages.create(model="m", max_tokens=64, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
         finally:
