@@ -33,6 +33,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -200,8 +201,9 @@ def main() -> int:
                         targets = {"direct": upstream_port, **{n: p for n, p in proxies.items() if n != GUARDED}}
                         if GUARDED in proxies:
                             targets[GUARDED] = proxies[GUARDED]
-                        load_results[f"{api}{kind}"] = measure_load(targets, args.concurrency, args.per_connection,
-                                                                    args.rounds, 2, stream, route, pids)  # fmt: skip
+                        load = measure_load(targets, args.concurrency, args.per_connection, args.rounds, 2, stream,
+                                            route, pids)  # fmt: skip
+                        load_results[f"{api}{kind}"] = asyncio.run(load)
             else:
                 results: dict[str, dict] = {}
                 guard_rows: dict[str, dict] = {}

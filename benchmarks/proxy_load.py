@@ -142,7 +142,7 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _load(
+async def measure_load(
     targets: dict[str, int],
     concurrency: int,
     per_connection: int,
@@ -152,6 +152,8 @@ async def _load(
     route: str,
     pids: dict[str, int],
 ) -> dict[str, dict[str, Any]]:
+    """Run the rounds (see the module docstring); per target its rate, latency percentiles (ms) and, for the
+    targets whose process id ``pids`` gives, that process's CPU milliseconds per request."""
     clients = {name: [Client(i, port) for i in range(concurrency)] for name, port in targets.items()}
     names = list(targets)
     rates: dict[str, list[float]] = {name: [] for name in names}
@@ -179,21 +181,6 @@ async def _load(
                    "requests": len(ends[name]),
                    "cpu_ms": 1000 * cpu[name] / len(ends[name]) if pids.get(name) else None}
             for name in names}  # fmt: skip
-
-
-def measure_load(
-    targets: dict[str, int],
-    concurrency: int,
-    per_connection: int,
-    rounds: int,
-    warmup: int,
-    stream: bool,
-    route: str,
-    pids: dict[str, int] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Run the rounds (see the module docstring); per target its rate, latency percentiles (ms) and, for the
-    targets whose process id ``pids`` gives, that process's CPU milliseconds per request."""
-    return asyncio.run(_load(targets, concurrency, per_connection, rounds, warmup, stream, route, pids or {}))
 
 
 def percentile(values: list[float], q: float) -> float:
