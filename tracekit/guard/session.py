@@ -31,8 +31,7 @@ from tracekit.analyze.detectors import REGISTRY, DetectorContext, DetectorRun, F
 from tracekit.analyze.graph import CallGraph, CallNode, node_of
 from tracekit.guard.config import BUDGETS, Action, GuardConfig
 from tracekit.trace import Trace, content_text
-from tracekit.trace.builder import TraceBuilder
-from tracekit.trace.mirror import MIRRORS
+from tracekit.trace.builder import READ_ONLY_RECORDS, TraceBuilder
 from tracekit.trace.models import Guard, ModelCall, ToolCall, ToolResult, Usage
 
 log = logging.getLogger("tracekit.guard")
@@ -65,7 +64,7 @@ class GuardSession:
         self._budgets = list(plan.budgets)
         """The budgets not yet gone over: (name, limit, action)."""
         # Read-only records (no validation, no copies): the guard reads them and writes none.
-        self.builder = TraceBuilder(_HEADER(trace_id=session, source="guard"), read_only=True)
+        self.builder = TraceBuilder(READ_ONLY_RECORDS.Header(trace_id=session, source="guard"), read_only=True)
         self.graph = CallGraph([])
         context = DetectorContext(self.graph, live=True)
         # What the detectors read of the trace, grown as the records come (in place of the finished trace's).
@@ -320,9 +319,6 @@ class SessionPlan:
 def _any_on(options: dict[str, dict[str, Any]]) -> bool:
     return any(settings.get("enabled", True) for settings in options.values())
 
-
-#: The header's read-only mirror (the session's trace is read, never written).
-_HEADER: Any = next(mirror for mirror in MIRRORS if mirror.__name__ == "Header")
 
 _REGISTRY_ORDER = {kind: position for position, kind in enumerate(REGISTRY)}
 

@@ -76,7 +76,7 @@ class TraceBuilder:
 
     def __init__(self, header: Header, *, read_only: bool = False) -> None:
         self.header = header
-        self._made = _READ_ONLY if read_only else models
+        self._made = READ_ONLY_RECORDS if read_only else models
         self.records: list[Any] = [header]
         self._fingerprints: list[str] = []
         self._system: Content | None = None
@@ -232,8 +232,9 @@ class TraceBuilder:
         )
 
 
-#: The mirrors by model name: what a read-only builder makes in place of ``tracekit.trace.models``.
-_READ_ONLY: Any = SimpleNamespace(**{mirror.__name__: mirror for mirror in MIRRORS})
+#: The mirrors by model name (``READ_ONLY_RECORDS.Header``, ...): what a read-only builder makes in place of
+#: ``tracekit.trace.models``.
+READ_ONLY_RECORDS: Any = SimpleNamespace(**{mirror.__name__: mirror for mirror in MIRRORS})
 
 
 def _content(value: Any) -> Content:
