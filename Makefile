@@ -1,8 +1,8 @@
 # Developer shortcuts. `make check` is what CI runs besides the tests.
-.PHONY: install check test lint typecheck demo
+.PHONY: install check test test-latest lock lint typecheck demo
 
 install:
-	pip install -e '.[test]'
+	pip install -c requirements/test.lock -e '.[test]'
 
 lint:
 	ruff check tracekit tracekit_demo tests benchmarks
@@ -18,3 +18,12 @@ test:
 
 demo:
 	tracekit analyze recordings --cases cases --json reports/results.json
+
+# The newest versions the declared ranges allow, in a throw-away environment (no lock).
+test-latest:
+	rm -rf .venv-latest && python3 -m venv .venv-latest && .venv-latest/bin/pip install --quiet --upgrade pip
+	.venv-latest/bin/pip install --quiet --upgrade -e '.[test]' && .venv-latest/bin/python -m pytest
+
+# Re-resolve requirements/test.lock on purpose (then run the tests and commit it).
+lock:
+	bash requirements/lock.sh
