@@ -47,7 +47,7 @@ def compare(base: Any, new: Any, path: str, added: set[str]) -> None:
     if isinstance(base, list) and isinstance(new, list):
         if len(base) != len(new):
             raise Different(f"{path}: {len(base)} items became {len(new)}")
-        for index, (left, right) in enumerate(zip(base, new)):
+        for index, (left, right) in enumerate(zip(base, new, strict=True)):
             compare(left, right, f"{path}[{index}]", added)
         return
     if type(base) is not type(new) or base != new:

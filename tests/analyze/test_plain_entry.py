@@ -12,9 +12,9 @@ import pytest
 from tracekit.analyze.config import detector_options
 from tracekit.analyze.entry import AnalyzeSettings, entry_json, trace_entry
 from tracekit.analyze.results import analyze_file
-from tracekit.analyze.results_model import TraceResult
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.summary import digest
+from tracekit.results.model import TraceResult
 from tracekit.trace import Trace, load_trace
 from tracekit.trace.models import Guard
 

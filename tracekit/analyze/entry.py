@@ -2,7 +2,7 @@
 
 ``trace_entry`` runs the fused detector pass (``detectors.detect``), binds the trace to its case when a library
 is given (``binding``, ``verdict``: imported only then) and returns the entry as plain values, keys in the
-order of ``results_model.TraceResult``. ``analyze_trace`` validates it into that model; ``entry_json`` writes
+order of ``tracekit.results.TraceResult``. ``analyze_trace`` validates it into that model; ``entry_json`` writes
 the entry of a trace bound to no case straight from the plain values, the bytes the model would write (the
 analysis of a folder without a case library does, and never loads the results models).
 
@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
-from tracekit.analyze.json_model import JSON_OPTIONS
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+from tracekit.results.base import JSON_OPTIONS
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import TraceResult
     from tracekit.analyze.verdict import JudgeHook
     from tracekit.cases.loader import CaseLibrary
+    from tracekit.results.model import TraceResult
 
 # What only a case library needs (binding, checks, verdicts: the cases' models and YAML) and the results
 # models (validating an entry) are imported inside the functions that use them, when they do: a run
@@ -94,7 +94,7 @@ def analyze_trace(
     judge: JudgeHook | None = None,
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
-    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
+    from tracekit.results.model import TraceResult  # the results models (see the note at the imports)
 
     return TraceResult.model_validate(trace_entry(trace, settings, library=library, judge=judge))
 

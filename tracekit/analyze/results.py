@@ -1,4 +1,4 @@
-"""Analyzing trace files into the analyze JSON (``results_model.Results``): the one door every verdict goes through.
+"""Analyzing trace files into the analyze JSON (``tracekit.results.Results``): the one door every verdict goes through.
 
 ``tracekit analyze``, ``tracekit run``'s summary and the pytest plugin all call ``iter_outcomes`` /
 ``write_results`` / ``build_results`` with the same ``AnalyzeSettings``, so the same traces get the same
@@ -46,8 +46,8 @@ from tracekit.redact import default_redactor
 from tracekit.trace import load_trace
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import Results, TraceResult
-    from tracekit.analyze.summary_model import ResultsSummary
+    from tracekit.results.model import Results, TraceResult
+    from tracekit.results.summary import ResultsSummary
 
 # The results models are imported inside the functions that use them (validating an entry, the document in
 # memory): a run without --cases never loads them (see ``entry``).
@@ -104,7 +104,7 @@ class RunOutcome:
         """The whole results document in memory (needs ``keep_results``)."""
         if self.traces is None:
             raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
-        from tracekit.analyze.results_model import Results  # the results models (see the note at the imports)
+        from tracekit.results.model import Results  # the results models (see the note at the imports)
 
         return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
 
@@ -164,7 +164,7 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
 
 
 def _validated(entry: dict[str, Any]) -> TraceResult:
-    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
+    from tracekit.results.model import TraceResult  # the results models (see the note at the imports)
 
     return TraceResult.model_validate(entry)
 

@@ -1,4 +1,4 @@
-"""The ``summary`` of the analyze JSON (``summary_model.ResultsSummary``), gathered one trace at a time.
+"""The ``summary`` of the analyze JSON (``tracekit.results.ResultsSummary``), gathered one trace at a time.
 
 Each analyzed trace is reduced to a small ``Digest`` (in the worker process when ``--jobs`` > 1); the
 summary keeps counters, plus one short row per trace bound to a case (for pass^k and the A/B comparison).
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tracekit.analyze.comparison import Row, ab_comparison, trials
 from tracekit.analyze.reliability import reliability_summary
-from tracekit.analyze.summary_model import (
+from tracekit.results.summary import (
     RESULTS,
     C4Rate,
     Reliability,
@@ -49,7 +49,7 @@ from tracekit.analyze.summary_model import (
 )
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import TraceResult
+    from tracekit.results.model import TraceResult
 
 Digest = dict[str, Any]
 """What the summary keeps of one trace (small and picklable: it travels back from worker processes)."""

@@ -12,7 +12,7 @@ import click
 from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import Results
+    from tracekit.results.model import Results
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -79,7 +79,7 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
 
 def _side(path: str, cases_dir: str | None) -> tuple[Results, str | None]:
     """The results of one side and the folder its ``trace_file`` entries are relative to."""
-    from tracekit.analyze.results_model import read_results_file
+    from tracekit.results.model import read_results_file
     from tracekit.storage import is_url, kind, local
 
     try:

@@ -1,6 +1,6 @@
 """The base of the analyze JSON's models: how they read, write and describe themselves.
 
-Every model of ``tracekit.analyze.results_model`` and ``summary_model`` derives from ``ResultModel``:
+Every model of ``tracekit.results.model`` and ``tracekit.results.summary`` derives from ``ResultModel``:
 
 - keys the model does not declare are kept (``extra="allow"``): the JSON is a contract that only grows, so
   a reader of an older tracekit keeps what a newer one wrote, and a producer's new key is not lost;
