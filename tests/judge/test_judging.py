@@ -6,6 +6,7 @@ to it through the tracekit proxy, exactly as it would talk to a real model.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,23 @@ def test_offline_without_a_model_uses_the_kept_verdicts(tmp_path: Path, upstream
     assert (check["result"], check["judge"]["model"], check["judge"]["source"]) == ("fail", RULES_MODEL, "kept")
     assert other["result"] == "pending"
     assert len(upstream.requests) == 1
+
+
+def test_kept_verdicts_are_read_from_the_store_without_a_connection(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tf01_trace(tmp_path, "大约 8999 元。", "fabricated")
+    store = tmp_path / "store"
+    first = judge_once(store, upstream, "Q1-TF-01", trace, samples=2)
+
+    def refuse(self: socket.socket, address: Any) -> None:
+        raise AssertionError(f"a kept verdict opened a connection to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    again = judge_once(store, upstream, "Q1-TF-01", trace, samples=2, offline=True)
+
+    assert (again["result"], again["judge"]["source"]) == (first["result"], "kept")
+    assert again["judge"]["samples"] == first["judge"]["samples"]
 
 
 def test_a_failed_judge_call_is_an_error_and_is_not_kept(tmp_path: Path) -> None:

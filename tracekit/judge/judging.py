@@ -176,7 +176,7 @@ class CaseJudge:
         return check
 
     def close(self) -> None:
-        """Stop the replaying proxy (new verdicts are kept as soon as they arrive)."""
+        """Close the judge model's endpoint (new verdicts are kept as soon as they arrive)."""
         self.transport.close()
 
     def __enter__(self) -> CaseJudge:
@@ -223,7 +223,7 @@ class CaseJudge:
                 "judged_trace": evidence.trace_id}  # fmt: skip
 
     def _kept_model(self, case: Case, evidence: Evidence) -> tuple[str | None, str]:
-        models = sorted({str(body.get("model")) for body in self.transport.kept_requests() if body.get("model")})
+        models = self.transport.kept_models()
 
         found = [model for model in models
                  if self.transport.kept(request_key(ROUTE, self._request(case, evidence, model).body)) > 0]  # fmt: skip

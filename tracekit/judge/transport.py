@@ -1,11 +1,13 @@
-"""How judge requests travel: the anthropic SDK against the tracekit proxy, replaying or recording.
+"""How judge requests travel: kept answers read from the store, new ones through a recording tracekit proxy.
 
 The verdict store (``recordings/judge/`` by default) is a folder of ordinary trace files, one per judge
 exchange, written by the proxy's recorder (redacted) and read by its replay index: a kept answer is found
 by the canonical request key, exactly as ``tracekit replay`` would find it (``tracekit replay
 recordings/judge`` serves the same answers to any client).
 
-- A request whose answers are kept goes to a proxy in replay mode over the store: no network.
+- A request whose answers are kept is answered from the store's replay index directly (the answer a proxy
+  in replay mode would serve, in the same order): no client, no proxy, no HTTP, so re-analysis costs
+  nothing.
 - A new request (never offline) goes to a proxy in record mode in front of the judge model's endpoint
   (``tracekit.clients``: the judge's API, or whatever the model's registered client opens), started for
   that one request (tens of milliseconds, against seconds for the judge's answer). It records into a
@@ -31,7 +33,8 @@ import orjson
 
 from tracekit.clients import ApiModelClient, Endpoint, ModelClient, ModelUse
 from tracekit.errors import JudgeCallError
-from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy
+from tracekit.judge.prompt import ROUTE
+from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy, request_key
 from tracekit.redact import default_redactor
 from tracekit.trace import ModelCall, iter_records, trace_files
 
@@ -46,7 +49,7 @@ JUDGE_SOURCE = "judge"
 
 
 class JudgeTransport:
-    """Sends judge requests through a replaying or a recording proxy (see the module docstring).
+    """Answers judge requests from the store, or sends them through a recording proxy (see the module docstring).
 
     Example::
 
@@ -82,7 +85,7 @@ class JudgeTransport:
         """Requests answered from the store in this run."""
         self._lock = threading.Lock()
         self._index: ReplayIndex | None = None
-        self._replay: RunningProxy | None = None
+        self._models: list[str] | None = None
         self.kept_files: list[Path] = []
         """Files this transport added to the store."""
 
@@ -108,24 +111,25 @@ class JudgeTransport:
                 bodies.append(request)
         return bodies
 
+    def kept_models(self) -> list[str]:
+        """The judge models of the kept answers, sorted (read once: the index is loaded once too)."""
+        if self._models is None:
+            self._models = sorted({str(body["model"]) for body in self.kept_requests() if body.get("model")})
+        return self._models
+
     # -- sending ---------------------------------------------------------------------------------------------
 
     def send(
         self, body: dict[str, Any], *, session: str, case_id: str, kept: bool, meta: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """Send ``body`` through the replaying proxy (``kept``) or a recording one; the response JSON.
+        """The kept answer to ``body`` (``kept``), or ``body`` sent through a recording proxy; the response JSON.
 
         A recorded exchange is kept with ``case_id`` and ``meta`` in its header's ``meta.judge``.
 
         Raises ``JudgeCallError`` when no answer came (offline and not kept, API error, transport failure).
         """
         if kept:
-            with self._lock:
-                proxy = self._replay_proxy()
-            response = self._ask(proxy.url, body, session)
-            with self._lock:
-                self.replayed += 1
-            return response
+            return self._kept_answer(body)
         if self.offline:
             raise JudgeCallError("offline: no kept answer for this request")
         upstream = self._open_endpoint()
@@ -138,6 +142,23 @@ class JudgeTransport:
             self._keep_recorded(scratch, case_id, meta or {})
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        return response
+
+    def _kept_answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The next kept answer to ``body``, read from the store's index: what a replaying proxy would serve
+        (the same FIFO over the key's answers, the same JSON), without a client, a proxy or a socket."""
+        key = request_key(ROUTE, body)
+        with self._lock:
+            answer = self.index.lookup(key)
+            if answer is not None:
+                self.replayed += 1
+        if answer is None:
+            raise JudgeCallError("no kept answer for this request")
+        if answer.status >= 400:
+            raise JudgeCallError(f"the judge API answered {answer.status}: {_error_message(answer.response)}")
+        response = answer.response
+        if response is None:
+            raise JudgeCallError(f"the kept answer ({answer.where}) has no JSON body")
         return response
 
     def _ask(self, url: str, body: dict[str, Any], session: str) -> dict[str, Any]:
@@ -173,13 +194,6 @@ class JudgeTransport:
                 self._endpoint = self.client.open(ModelUse("judge", base_url=self.upstream))
             return self._endpoint.url
 
-    def _replay_proxy(self) -> RunningProxy:
-        if self._replay is None:
-            running = RunningProxy(ProxyConfig(mode="replay", replay_dir=self.store, on_miss="error"))
-            running.proxy.index = self.index  # one index, so that counts and answers agree
-            self._replay = running.start()
-        return self._replay
-
     def _keep_recorded(self, scratch: Path, case_id: str, meta: dict[str, Any]) -> None:
         for path in trace_files([scratch]):
             problems: list[Any] = []
@@ -204,10 +218,7 @@ class JudgeTransport:
     # -- closing ---------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the replaying proxy and close the judge model's endpoint (new answers are already in the store)."""
-        if self._replay is not None:
-            self._replay.close()
-            self._replay = None
+        """Close the judge model's endpoint (new answers are already in the store)."""
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
