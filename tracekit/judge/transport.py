@@ -36,7 +36,9 @@ from tracekit.errors import JudgeCallError
 from tracekit.judge.prompt import ROUTE
 from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy, request_key
 from tracekit.redact import default_redactor
+from tracekit.storage import atomic_upload, is_url, iter_files, join, kind, local, read_bytes
 from tracekit.trace import ModelCall, iter_records, trace_files
+from tracekit.trace.io import TRACE_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class JudgeTransport:
 
     def __init__(
         self,
-        store: Path,
+        store: str | Path,
         *,
         upstream: str | None = None,
         offline: bool = False,
@@ -69,7 +71,8 @@ class JudgeTransport:
         max_retries: int = 2,
         client: ModelClient | None = None,
     ) -> None:
-        self.store = Path(store)
+        self.store: str | Path = store if is_url(local(store)) else Path(local(store))
+        """The store: a folder, or a URL (``tracekit.storage``) read and written through its filesystem."""
         self.offline = offline
         self.client = client or ApiModelClient()
         """The judge model's client: it opens the endpoint new requests go to (a model API by default)."""
@@ -86,7 +89,7 @@ class JudgeTransport:
         self._lock = threading.Lock()
         self._index: ReplayIndex | None = None
         self._models: list[str] | None = None
-        self.kept_files: list[Path] = []
+        self.kept_files: list[str | Path] = []
         """Files this transport added to the store."""
 
     # -- what is kept ------------------------------------------------------------------------------------
@@ -95,7 +98,7 @@ class JudgeTransport:
     def index(self) -> ReplayIndex:
         """The store's answers by request key (loaded once)."""
         if self._index is None:
-            self._index = ReplayIndex.load(self.store) if self.store.is_dir() else ReplayIndex()
+            self._index = _load_index(self.store)
         return self._index
 
     def kept(self, key: str) -> int:
@@ -204,6 +207,10 @@ class JudgeTransport:
             if not answered:
                 log.info("tracekit judge: dropped %s (no answer)", path.name)
                 continue
+            _label_header(path, case_id, meta)
+            if isinstance(self.store, str):  # a URL: uploaded as one object
+                self.kept_files.append(_upload(path, join(self.store, _safe(case_id))))
+                continue
             folder = self.store / _safe(case_id)
             folder.mkdir(parents=True, exist_ok=True)
             target = folder / path.name
@@ -211,7 +218,6 @@ class JudgeTransport:
             while target.exists():
                 number += 1
                 target = folder / f"{path.stem}-{number}.jsonl"
-            _label_header(path, case_id, meta)
             shutil.move(str(path), target)
             self.kept_files.append(target)
 
@@ -228,6 +234,34 @@ class JudgeTransport:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _load_index(store: str | Path) -> ReplayIndex:
+    """The replay index of a store; a URL's files are copied to a scratch folder first, under the same
+    relative names, so that the index (and the order of a key's answers) is the one a local copy gives."""
+    if not isinstance(store, str):
+        return ReplayIndex.load(store) if store.is_dir() else ReplayIndex()
+    if kind(store) != "directory":
+        return ReplayIndex()
+    prefix = store.rstrip("/") + "/"
+    with tempfile.TemporaryDirectory(prefix="tracekit-judge-store-") as scratch:
+        for url in iter_files(store, TRACE_SUFFIX):
+            target = Path(scratch, *url.removeprefix(prefix).split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(read_bytes(url))
+        return ReplayIndex.load(scratch)
+
+
+def _upload(path: Path, folder: str) -> str:
+    """Upload a kept exchange into the URL ``folder`` under a name not taken yet; the object's URL."""
+    target = join(folder, path.name)
+    number = 1
+    while kind(target) is not None:
+        number += 1
+        target = join(folder, f"{path.stem}-{number}{TRACE_SUFFIX}")
+    with atomic_upload(target) as out:
+        out.write(path.read_bytes())
+    return target
 
 
 def _label_header(path: Path, case_id: str, meta: dict[str, Any]) -> None:
