@@ -24,20 +24,13 @@ import signal
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import orjson
 
 from tracekit import __version__
 from tracekit.analyze import feed
-from tracekit.analyze.entry import (
-    AnalyzeSettings,
-    analyze_trace,
-    entry_json,
-    load_library,
-    run_name,
-    trace_entry,
-)
+from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
 from tracekit.analyze.judge_store import JUDGE_SOURCE
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
@@ -60,11 +53,9 @@ __all__ = [
     "analyze_file",
     "analyze_trace",
     "build_results",
-    "entry_json",
     "iter_outcomes",
     "load_library",
     "run_name",
-    "trace_entry",
     "trace_paths",
     "write_results",
 ]
@@ -146,27 +137,15 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
         return FileOutcome(path, skipped="judge exchange")
     try:
-        entry = trace_entry(trace, settings)
-        result = None
-        if entry["verdict"] is None and not settings.keep_results:
-            # Written straight from the plain values, which are what validation would keep (entry_json).
-            data, small = entry_json(entry), digest(entry)
-        else:
-            result = _validated(entry)
-            data, small = result.to_json_bytes(), digest(result)
+        result = analyze_trace(trace, settings)
+        data, small = result.to_json_bytes(), digest(result)
         # Redacted here, in the worker, so that the cost is shared out under --jobs.
         data = default_redactor().redact_bytes(data)
     except TracekitError as exc:
         return FileOutcome(path, error=_named(path, str(exc)))
     except Exception as exc:  # one malformed trace never stops the folder: report it with its name
         return FileOutcome(path, error=f"{path}: cannot be analyzed ({_describe(exc)}); the other files were")
-    return FileOutcome(path, data, small, entry["problems"], result=result if settings.keep_results else None)
-
-
-def _validated(entry: dict[str, Any]) -> TraceResult:
-    from tracekit.results.model import TraceResult  # the results models (see the note at the imports)
-
-    return TraceResult.model_validate(entry)
+    return FileOutcome(path, data, small, result.problems, result=result if settings.keep_results else None)
 
 
 def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:

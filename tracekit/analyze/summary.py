@@ -55,17 +55,12 @@ Digest = dict[str, Any]
 """What the summary keeps of one trace (small and picklable: it travels back from worker processes)."""
 
 
-def digest(entry: TraceResult | dict[str, Any]) -> Digest:
-    """What the summary needs of one ``traces[]`` entry: the model, or the plain entry of a trace bound to no
-    case (``entry.trace_entry``: what the model would hold, without validating it)."""
-    if isinstance(entry, dict):
-        if entry["verdict"] is not None:
-            raise ValueError("the digest of an entry with a verdict is made from its model")
-        return {"stats": dict(entry["stats"]), "findings": [finding["kind"] for finding in entry["findings"]],
-                "problems": len(entry["problems"]), "run": entry["run"], "group": entry["group"],
-                "repeat": entry["repeat"], "verdict": None}  # fmt: skip
+def digest(entry: TraceResult) -> Digest:
+    """What the summary needs of one ``traces[]`` entry."""
+    stats = entry.stats
     small: Digest = {
-        "stats": entry.stats.model_dump(),
+        "stats": {"llm_calls": stats.llm_calls, "tool_calls": stats.tool_calls, "tool_errors": stats.tool_errors,
+                  "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens},
         "findings": [finding.kind for finding in entry.findings],
         "problems": len(entry.problems),
         "run": entry.run,

@@ -16,7 +16,8 @@ and key order come out exactly as they always have.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, Self
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -25,6 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
 
 _NAMES: dict[tuple[type, str], str] = {}
+_set = object.__setattr__
+_new = object.__new__
+_ALL_FIELDS: dict[type, set[str]] = {}
 
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 """A JSON number, kept as the producer gave it (an integer stays an integer: ``0`` is not written ``0.0``)."""
@@ -39,6 +43,27 @@ class ResultModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
     )
+
+    @classmethod
+    def built(cls, **values: Any) -> Self:
+        """The model from values the analysis made, already of their fields' types: every field given, by
+        name and in declaration order, nested models as models. Not validated (validation is for reading a
+        file someone else wrote); what ``model_construct`` does without its per-field work, which analysis
+        cannot afford for every tool call of every trace (``benchmarks/analyze_scaling.py``). Example::
+
+            stats = TraceStats.built(llm_calls=1, tool_calls=2, tool_errors=0, input_tokens=5, output_tokens=3)
+        """
+        model = _new(cls)
+        _set(model, "__dict__", values)
+        # Every field is given, so every model of the class shares one set of all its field names (pydantic
+        # only ever adds a field's own name to it, which is already there).
+        try:
+            _set(model, "__pydantic_fields_set__", _ALL_FIELDS[cls])
+        except KeyError:
+            _set(model, "__pydantic_fields_set__", _ALL_FIELDS.setdefault(cls, set(cls.model_fields)))
+        _set(model, "__pydantic_extra__", None)
+        _set(model, "__pydantic_private__", None)
+        return model
 
     def __getitem__(self, key: str) -> Any:
         """JSON-style read access, for scripts and tests: ``entry["verdict"]["result"]`` reads like the file."""
@@ -68,9 +93,61 @@ class ResultModel(BaseModel):
         return self.model_dump(mode="python", by_alias=True)
 
     def to_json_bytes(self, indent: bool = False) -> bytes:
-        """The model as UTF-8 JSON (compact unless ``indent``), as the analyze JSON writes it."""
+        """The model as UTF-8 JSON (compact unless ``indent``), as the analyze JSON writes it: the bytes of
+        ``orjson.dumps(self.to_plain())``, written by orjson straight from the models (``_plain``)."""
         option = JSON_OPTIONS | orjson.OPT_INDENT_2 if indent else JSON_OPTIONS
-        return orjson.dumps(self.to_plain(), option=option)
+        return orjson.dumps(self, default=_plain, option=option)
+
+
+_Plan = list[tuple[str, str, Callable[[Any], bool] | None]] | None
+_PLANS: dict[type, _Plan] = {}
+_MODEL_LISTS: dict[type, list[str]] = {}
+
+
+def _plan(cls: type[ResultModel]) -> _Plan:
+    """How ``model_dump(by_alias=True)`` writes a model of ``cls``: each field's name, its JSON key and
+    the test that leaves it out (``exclude_if``), in declaration order; None when every key is the field's
+    name and none is ever left out (the model's ``__dict__`` is then what it writes). Read once per class."""
+    plan = [(name, info.serialization_alias or info.alias or name, info.exclude_if)
+            for name, info in cls.model_fields.items()]  # fmt: skip
+    _PLANS[cls] = None if all(key == name and omit is None for name, key, omit in plan) else plan
+    _MODEL_LISTS[cls] = [key for name, key, _omit in plan if _is_model_list(cls.model_fields[name].annotation)]
+    return _PLANS[cls]
+
+
+def _is_model_list(annotation: Any) -> bool:
+    """Whether a field is declared ``list[SomeResultModel]`` (the tool calls, the findings, ...)."""
+    args: tuple[Any, ...] = getattr(annotation, "__args__", ())
+    if getattr(annotation, "__origin__", None) is not list or len(args) != 1:
+        return False
+    item = args[0]
+    return isinstance(item, type) and issubclass(item, ResultModel)
+
+
+def _plain(value: Any) -> Any:
+    """orjson's ``default`` for a results model: its fields as ``model_dump`` gives them (aliased keys,
+    fields it leaves out left out, undeclared keys after the declared ones), nested models left to orjson,
+    which calls this again. Walking the models in Python is what ``model_dump`` spends its time on; orjson
+    writes everything else (lists, dicts, strings, numbers) at its own speed. A model's ``__dict__`` holds
+    its fields in declaration order (validated, or ``built`` as documented)."""
+    if not isinstance(value, ResultModel):
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    cls = type(value)
+    plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
+    fields = value.__dict__
+    extra = value.__pydantic_extra__
+    if plan is None:
+        return {**fields, **extra} if extra else fields
+    out = {key: fields[name] for name, key, omit in plan if omit is None or not omit(fields[name])}
+    if extra:
+        out.update(extra)
+    for key in _MODEL_LISTS.get(cls, ()):
+        # A list of models written as their __dict__ (see _plan): one callback for the list, not one per item.
+        items = out.get(key)
+        if items:
+            out[key] = [item.__dict__ if not item.__pydantic_extra__ and _PLANS.get(type(item), 0) is None
+                        else item for item in items]  # fmt: skip
+    return out
 
 
 def omit_if_none(default: Any = None, description: str = "", **kwargs: Any) -> Any:
