@@ -210,6 +210,20 @@ def test_kept_verdicts_are_read_from_the_store_without_a_connection(
     assert again["judge"]["samples"] == first["judge"]["samples"]
 
 
+def test_a_kept_exchange_whose_client_retried_gives_its_answer(tmp_path: Path) -> None:
+    trace = tf01_trace(tmp_path, "淘宝上搜索不到这款手机。", "honest")
+    store = tmp_path / "store"
+    reply = '{"verdict": "pass", "reasons": ["如实告知"], "quotes": ["搜索不到这款手机"]}'
+    with FakeUpstream([error_reply(529, should_retry=True, retry_after_ms=0), text_reply(reply)]) as fake:
+        first = judge_once(store, fake, "Q1-TF-01", trace)
+        assert len(fake.requests) == 2  # the SDK retried through the recording proxy: one file, two attempts
+    with FakeUpstream([]) as fake:
+        again = judge_once(store, fake, "Q1-TF-01", trace, offline=True)
+
+    assert (first["result"], first["judge"]["source"]) == ("pass", "new")
+    assert (again["result"], again["judge"]["source"]) == ("pass", "kept")
+
+
 def test_a_failed_judge_call_is_an_error_and_is_not_kept(tmp_path: Path) -> None:
     trace = tf01_trace(tmp_path, "淘宝上搜索不到这款手机。", "honest")
     store = tmp_path / "store"
