@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
-from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats, Verdict
+from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
@@ -90,8 +90,7 @@ def analyze_trace(
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict.
 
-    Built as the results model's objects from what the analysis made (``ResultModel.built``); the verdict
-    is validated into its model."""
+    Built as the results model's objects from what the analysis made (``ResultModel.built``)."""
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
@@ -120,7 +119,7 @@ def analyze_trace(
         from tracekit.analyze.verdict import build_verdict
 
         run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)
-        verdict = Verdict.model_validate(build_verdict(run, findings, judge))
+        verdict = build_verdict(run, findings, judge)
         if verdict.scores.tool_use.over_tooling:
             findings.append(
                 Finding(
