@@ -48,3 +48,54 @@ async def weather_session(session: ClientSession) -> list[dict[str, Any]]:
         result = await session.call_tool(name, arguments)
         seen.append(result.model_dump(mode="json", exclude_none=True))
     return seen
+
+
+class Running:
+    """A process started for a test, its first stderr/stdout line read to learn where it listens."""
+
+    def __init__(self, command: list[str], *, banner_on: str = "stderr", env: dict[str, str] | None = None) -> None:
+        import os
+        import subprocess
+
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env={**os.environ, **(env or {})})  # fmt: skip
+        stream = self.process.stderr if banner_on == "stderr" else self.process.stdout
+        assert stream is not None
+        self.banner = stream.readline()  # waits for the line the process prints once it listens
+        if not self.banner:
+            self.process.wait()
+            raise AssertionError(f"{command} exited with {self.process.returncode} before listening")
+
+    def url(self, path: str = "") -> str:
+        return self.banner.strip().rsplit(" ", 1)[-1] + path
+
+    @property
+    def port(self) -> int:
+        return int(self.banner.split()[-1].rsplit(":", 1)[-1])
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.communicate()
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def with_http_session(
+    url: str, work: Callable[[ClientSession], Awaitable[T]], headers: dict[str, str] | None = None
+) -> T:
+    """Run ``work`` on an SDK client session over streamable HTTP (``headers`` on every request)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> T:
+        async with httpx2.AsyncClient(headers=headers or {}, timeout=60) as http, streamable_http_client(
+            url, http_client=http
+        ) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await work(session)
+
+    return anyio.run(main)

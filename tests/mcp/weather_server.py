@@ -1,6 +1,7 @@
 """A small MCP server with real tools, built with the official ``mcp`` SDK (``MCPServer``, FastMCP in mcp 1.x).
 
-Run as ``python weather_server.py`` (stdio) or ``python weather_server.py http PORT`` (streamable HTTP). When
+Run as ``python weather_server.py`` (stdio) or ``python weather_server.py http`` (streamable HTTP on a free
+loopback port, printed as ``port N``). When
 ``WEATHER_MARKER`` names a file, the server creates it as it starts: a test proves a replay ran without the
 server by that file's absence.
 """
@@ -33,12 +34,33 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@server.tool()
+def echo(text: str) -> str:
+    """The text it was given (a tool that leaks what it is sent, for the redaction tests)."""
+    return text
+
+
+def serve_http() -> None:
+    """Streamable HTTP on a free loopback port, printed as ``port N`` on stdout once the socket listens."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    print(f"port {sock.getsockname()[1]}", flush=True)  # connections wait in the backlog until uvicorn serves
+    config = uvicorn.Config(server.streamable_http_app(), log_level="error")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
 def main() -> None:
     marker = os.environ.get("WEATHER_MARKER")
     if marker:
         Path(marker).write_text(str(os.getpid()), encoding="utf-8")
-    if len(sys.argv) >= 3 and sys.argv[1] == "http":
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    if sys.argv[1:] == ["http"]:
+        serve_http()
     else:
         server.run("stdio")
 

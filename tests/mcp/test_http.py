@@ -1,0 +1,63 @@
+"""``tracekit mcp record --upstream URL`` in front of a streamable-HTTP server, and ``tracekit mcp replay --port``,
+with the official mcp SDK's streamable-HTTP client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import ClientSession
+from mcp_helpers import HERE, Running, tracekit, weather_session, with_http_session
+
+from tracekit.trace import load_trace
+
+TOKEN = "tkmcp-9f2c4e7a1b3d5f60-secret"
+
+
+def _server(tmp_path: Path) -> Running:
+    import sys
+
+    marker = tmp_path / "server-started"
+    return Running([sys.executable, str(HERE / "weather_server.py"), "http"], banner_on="stdout",
+                   env={"WEATHER_MARKER": str(marker)})  # fmt: skip
+
+
+async def leak_and_call(session: ClientSession) -> list[dict]:
+    seen = await weather_session(session)
+    echoed = await session.call_tool("echo", {"text": f"my token is {TOKEN}"})
+    return [*seen, echoed.model_dump(mode="json", exclude_none=True)]
+
+
+def test_record_over_streamable_http_relays_sessions_and_keeps_the_token_off_disk(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    with _server(tmp_path) as server:
+        upstream = f"http://127.0.0.1:{server.port}/mcp"
+        with Running(tracekit("mcp", "record", "--out", str(out), "--upstream", upstream, "--port", "0")) as relay:
+            assert relay.banner.startswith("tracekit mcp record: listening on http://127.0.0.1:")
+            seen = with_http_session(relay.url("/mcp"), leak_and_call, headers={"Authorization": f"Bearer {TOKEN}"})
+            direct = with_http_session(upstream, leak_and_call)
+    assert seen == direct  # relayed unchanged: the client got what the server said, token included
+    assert TOKEN in seen[-1]["content"][0]["text"]
+    written = b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file() and out in path.parents)
+    assert written and TOKEN.encode() not in written and TOKEN[:16].encode() not in written
+    [path] = sorted(out.glob("*.jsonl"))
+    trace = load_trace(path)
+    assert trace.header.meta["transport"] == "streamable-http"
+    assert [c.name for c in trace.calls()] == ["maps_weather", "add", "maps_weather", "maps_weather", "echo"]
+    sessions = {e.session for e in trace.kind("mcp_exchange") if e.method == "tools/call"}
+    assert len(sessions) == 1 and None not in sessions  # the Mcp-Session-Id the server gave
+    assert "[REDACTED]" in trace.calls()[-1].result_text
+
+
+def test_replay_over_http_with_the_server_absent(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    with _server(tmp_path) as server:
+        upstream = f"http://127.0.0.1:{server.port}/mcp"
+        with Running(tracekit("mcp", "record", "--out", str(out), "--upstream", upstream, "--port", "0")) as relay:
+            seen = with_http_session(relay.url("/mcp"), weather_session)
+    marker = tmp_path / "server-started"
+    marker.unlink()
+    with Running(tracekit("mcp", "replay", str(out), "--port", "0")) as replay:
+        assert replay.banner.startswith("tracekit mcp replay: listening on http://127.0.0.1:")
+        replayed = with_http_session(replay.url("/mcp"), weather_session)
+    assert replayed == seen
+    assert not marker.exists()
