@@ -30,7 +30,7 @@ def test_record_relays_the_session_and_writes_the_tool_side(tmp_path: Path) -> N
     initialize = next(e for e in exchanges if e.method == "initialize")
     assert initialize.result["serverInfo"] == {"name": "weather-test", "version": "1.2.3"}
     listed = next(e for e in exchanges if e.method == "tools/list")
-    assert {tool["name"] for tool in listed.result["tools"]} == {"maps_weather", "add"}
+    assert {tool["name"] for tool in listed.result["tools"]} == {"maps_weather", "add", "echo"}
     assert "inputSchema" in listed.result["tools"][0]
     assert any(e.method == "notifications/initialized" for e in exchanges)
     calls = trace.calls()
