@@ -145,3 +145,29 @@ def replay(recordings: tuple[Path, ...], port: int | None, host: str, out_dir: P
     finally:
         if recorder is not None:
             recorder.close()
+
+
+@mcp.command(context_settings=_CONTEXT)
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def join(folder: Path) -> None:
+    """Join each tool-side trace in FOLDER to the model-side trace of its session: one trace per session.
+
+    Run it after the session, on the --out both `tracekit record` and `tracekit mcp record` wrote to. Each
+    tools/call is tied to the model's tool call that caused it (tool name, canonical arguments, time); the
+    model-side trace is rewritten with the tool side's exchanges and the tool-side file kept as *.jsonl.joined.
+
+    \b
+      tracekit mcp join traces && tracekit analyze traces
+    """
+    from tracekit.mcp.join import join_folder
+
+    try:
+        done = join_folder(folder)
+    except TracekitError as exc:
+        raise click.UsageError(str(exc)) from exc
+    for item in done:
+        click.echo(f"joined {item.tool.name} into {item.model.name}: {item.matched} of {item.tool_calls} tool calls "
+                   "matched the model's")  # fmt: skip
+    if not done:
+        click.echo(f"{folder}: no tool-side trace matched a model-side one (each stands alone: analyze them as "
+                   "they are)")  # fmt: skip

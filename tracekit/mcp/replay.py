@@ -30,7 +30,7 @@ from tracekit.mcp.jsonrpc import (
     is_request,
     result_response,
 )
-from tracekit.mcp.recorder import SOURCE, Decision, ToolSideRecorder
+from tracekit.mcp.recorder import Decision, ToolSideRecorder
 from tracekit.trace.canonical import canonical_json
 from tracekit.trace.difference import first_difference
 from tracekit.trace.io import trace_files
@@ -62,13 +62,11 @@ class ReplayIndex:
 
     @classmethod
     def load(cls, paths: Iterable[str | Path]) -> ReplayIndex:
-        """Index every tool-side trace (header ``source`` 'mcp') under ``paths``; ``TraceFormatError`` when none
-        holds a recorded exchange."""
+        """Index the ``mcp_exchange`` records of the traces under ``paths`` (tool-side traces, and model-side
+        traces ``tracekit mcp join`` joined them to); ``TraceFormatError`` when none holds one."""
         index = cls()
         for path in trace_files(paths):
             trace = load_trace(path)
-            if trace.header.source != SOURCE:
-                continue
             for number, record in enumerate(trace.records, start=2):
                 if record.kind == "mcp_exchange" and record.direction == "client" and record.id is not None:
                     index.add(record, f"{Path(str(path)).name}:{number}")

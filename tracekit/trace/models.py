@@ -270,7 +270,10 @@ class McpExchange(_Record):
     result: Any = Field(default=None, description="Result as the client received it (after any intercept).")
     error: Any = Field(default=None, description="JSON-RPC error object, when the answer was one.")
     latency_ms: float | None = Field(default=None, description="Time from the request to its answer.")
-    call_index: int | None = Field(default=None, description="tools/call: ``index`` of its tool_call record.")
+    call_index: int | None = Field(
+        default=None, description="tools/call: ``index`` of its tool_call record (the model's, once joined)."
+    )
+    mcp_call: int | None = Field(default=None, description="Once joined: ``index`` of the call in the tool-side trace.")
     session: str | None = Field(default=None, description="Mcp-Session-Id of the HTTP session, when there was one.")
     fault: str | None = Field(
         default=None, description="Transport fault injected into this exchange: timeout, cut, latency, error."
