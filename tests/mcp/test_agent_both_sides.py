@@ -86,3 +86,24 @@ def test_one_trace_per_session_with_both_sides_then_replayed_offline(tmp_path: P
         replayed = run_agent(replay.url(), tracekit("mcp", "replay", str(out)), env)
     assert replayed == (answer, outputs)  # the whole session, model and tools, offline
     assert not marker.exists()
+
+
+def test_a_finding_when_the_model_was_told_otherwise_than_the_tool_returned(tmp_path: Path) -> None:
+    """The model proxy's own intercept rewrites the weather result the model sees: the tool side shows what the
+    server really returned, and analyze flags the difference."""
+    out = tmp_path / "traces"
+    case = tmp_path / "case.json"
+    case.write_text('{"type": "tool_intercept", "intercept_tool": "maps_weather", '
+                    '"inject_tool_result": {"is_error": false, "content": "北京: 暴雨"}}', encoding="utf-8")  # fmt: skip
+    wrapper = tracekit("mcp", "record", "--out", str(out), "--", sys.executable, str(SERVER))
+    with FakeUpstream(script()) as upstream, Running(
+        tracekit("record", "--upstream", upstream.url, "--port", "0", "--out", str(out), "--case", str(case)),
+        banner_on="stdout",
+    ) as proxy:
+        run_agent(proxy.url(), wrapper, {})
+    assert CliRunner().invoke(cli, ["mcp", "join", str(out)]).exit_code == 0
+    result = CliRunner().invoke(cli, ["analyze", str(out), "--json", str(tmp_path / "r.json")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    [entry] = orjson.loads((tmp_path / "r.json").read_bytes())["traces"]
+    [finding] = [f for f in entry["findings"] if f["kind"] == "tool_result_mismatch"]
+    assert finding["calls"] == [0] and "暴雨" in finding["message"] and "北京: 晴 25°C x1" in finding["message"]
