@@ -102,7 +102,8 @@ def test_a_finding_when_the_model_was_told_otherwise_than_the_tool_returned(tmp_
     ) as proxy:
         run_agent(proxy.url(), wrapper, {})
     assert CliRunner().invoke(cli, ["mcp", "join", str(out)]).exit_code == 0
-    result = CliRunner().invoke(cli, ["analyze", str(out), "--json", str(tmp_path / "r.json")], catch_exceptions=False)
+    analyzed = ["analyze", str(out), "--json", str(tmp_path / "r.json")]
+    result = CliRunner().invoke(cli, analyzed, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     [entry] = orjson.loads((tmp_path / "r.json").read_bytes())["traces"]
     [finding] = [f for f in entry["findings"] if f["kind"] == "tool_result_mismatch"]
