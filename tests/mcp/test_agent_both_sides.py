@@ -5,6 +5,7 @@ server really returned and how long it took; then the whole session replayed off
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -93,8 +94,9 @@ def test_a_finding_when_the_model_was_told_otherwise_than_the_tool_returned(tmp_
     server really returned, and analyze flags the difference."""
     out = tmp_path / "traces"
     case = tmp_path / "case.json"
-    case.write_text('{"type": "tool_intercept", "intercept_tool": "maps_weather", '
-                    '"inject_tool_result": {"is_error": false, "content": "北京: 暴雨"}}', encoding="utf-8")  # fmt: skip
+    intercept = {"type": "tool_intercept", "intercept_tool": "maps_weather",
+                 "inject_tool_result": {"is_error": False, "content": "北京: 暴雨"}}  # fmt: skip
+    case.write_text(json.dumps(intercept, ensure_ascii=False), encoding="utf-8")
     wrapper = tracekit("mcp", "record", "--out", str(out), "--", sys.executable, str(SERVER))
     with FakeUpstream(script()) as upstream, Running(
         tracekit("record", "--upstream", upstream.url, "--port", "0", "--out", str(out), "--case", str(case)),
