@@ -61,3 +61,31 @@ def test_replay_over_http_with_the_server_absent(tmp_path: Path) -> None:
         replayed = with_http_session(replay.url("/mcp"), weather_session)
     assert replayed == seen
     assert not marker.exists()
+
+
+def test_record_over_the_older_http_sse_transport(tmp_path: Path) -> None:
+    """The 2024-11-05 HTTP+SSE transport: a GET event stream that names a POST endpoint, answers on the stream."""
+    import sys
+
+    import anyio
+    from mcp.client.sse import sse_client
+
+    async def over_sse(url: str) -> list[dict]:
+        async with sse_client(url, headers={"Authorization": f"Bearer {TOKEN}"}) as (read, write), ClientSession(
+            read, write
+        ) as session:
+            await session.initialize()
+            return await leak_and_call(session)
+
+    out = tmp_path / "traces"
+    with Running([sys.executable, str(HERE / "weather_server.py"), "sse"], banner_on="stdout") as server:
+        upstream = f"http://127.0.0.1:{server.port}/sse"
+        with Running(tracekit("mcp", "record", "--out", str(out), "--upstream", upstream, "--port", "0")) as relay:
+            seen = anyio.run(over_sse, relay.url("/sse"))
+        direct = anyio.run(over_sse, upstream)
+    assert seen == direct
+    written = b"".join(path.read_bytes() for path in out.rglob("*") if path.is_file())
+    assert TOKEN.encode() not in written
+    traces = [load_trace(path) for path in sorted(out.glob("*.jsonl"))]
+    calls = [call.name for trace in traces for call in trace.calls()]
+    assert calls == ["maps_weather", "add", "maps_weather", "maps_weather", "echo"]

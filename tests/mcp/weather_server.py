@@ -1,7 +1,7 @@
 """A small MCP server with real tools, built with the official ``mcp`` SDK (``MCPServer``, FastMCP in mcp 1.x).
 
 Run as ``python weather_server.py`` (stdio) or ``python weather_server.py http`` (streamable HTTP on a free
-loopback port, printed as ``port N``). When
+loopback port, printed as ``port N``; ``sse``: the older HTTP+SSE transport). When
 ``WEATHER_MARKER`` names a file, the server creates it as it starts: a test proves a replay ran without the
 server by that file's absence.
 """
@@ -40,8 +40,9 @@ def echo(text: str) -> str:
     return text
 
 
-def serve_http() -> None:
-    """Streamable HTTP on a free loopback port, printed as ``port N`` on stdout once the socket listens."""
+def serve_http(transport: str) -> None:
+    """Streamable HTTP (or the older HTTP+SSE transport, ``sse``) on a free loopback port, printed as ``port N``
+    on stdout once the socket listens."""
     import socket
 
     import anyio
@@ -51,7 +52,8 @@ def serve_http() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     print(f"port {sock.getsockname()[1]}", flush=True)  # connections wait in the backlog until uvicorn serves
-    config = uvicorn.Config(server.streamable_http_app(), log_level="error")
+    app = server.sse_app() if transport == "sse" else server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="error")
     anyio.run(uvicorn.Server(config).serve, [sock])
 
 
@@ -59,8 +61,8 @@ def main() -> None:
     marker = os.environ.get("WEATHER_MARKER")
     if marker:
         Path(marker).write_text(str(os.getpid()), encoding="utf-8")
-    if sys.argv[1:] == ["http"]:
-        serve_http()
+    if sys.argv[1:2] in (["http"], ["sse"]):
+        serve_http(sys.argv[1])
     else:
         server.run("stdio")
 

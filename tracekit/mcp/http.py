@@ -9,8 +9,8 @@ whose ``data:`` events carry the server's messages; ``GET`` opens a stream for s
 response on as it came (headers too, hop-by-hop ones excepted), streams SSE event by event, and shows each
 message to the session's ``ToolSideRecorder`` (one trace per MCP session). Secret headers (``authorization``,
 ``cookie``, ...) are forwarded but never written: their values are registered with the redactor that every
-record passes through. The older HTTP+SSE transport (2024-11-05) is relayed path by path the same way
-(its ``GET`` event stream and ``POST`` messages endpoint), without recording.
+record passes through. The older HTTP+SSE transport (2024-11-05: a ``GET`` event stream whose first event names
+the ``POST`` endpoint, answers on the stream) is relayed and recorded the same way, path by path.
 """
 
 from __future__ import annotations
