@@ -81,6 +81,9 @@ def test_one_trace_per_session_with_both_sides_then_replayed_offline(tmp_path: P
     assert result.exit_code == 0, result.output
     [entry] = orjson.loads((tmp_path / "r.json").read_bytes())["traces"]
     assert entry["stats"]["tool_calls"] == 2 and entry["stats"]["llm_calls"] == 3
+    side = entry["tool_side"]  # what the tool server really did, per call of the model
+    assert side["tool_calls"] == 2 and side["tool_errors"] == 0 and side["latency_ms"]["total"] > 0
+    assert [(c["call"], c["name"]) for c in side["calls"]] == [(0, "maps_weather"), (1, "add")]
 
     marker.unlink()
     with Running(tracekit("replay", str(out), "--port", "0"), banner_on="stdout") as replay:

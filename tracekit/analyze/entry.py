@@ -25,6 +25,7 @@ from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.json_model import JSON_OPTIONS
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+from tracekit.analyze.tool_side import tool_side_stats
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def trace_entry(
             )
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
-    return {
+    entry = {
         "trace_id": header.trace_id,
         "session": header.session,
         "source": settings.sources.source(path) if path is not None else None,
@@ -175,6 +176,10 @@ def trace_entry(
         "problems": problems,
         "trace_file": settings.sources.trace_file(path) if path is not None else None,
     }  # fmt: skip
+    tool_side = tool_side_stats(trace)
+    if tool_side is not None:  # what the MCP tool servers really did (tracekit mcp record), when recorded
+        entry["tool_side"] = tool_side
+    return entry
 
 
 def entry_json(entry: dict[str, Any]) -> bytes:
