@@ -107,9 +107,12 @@ def test_a_finding_when_the_model_was_told_otherwise_than_the_tool_returned(tmp_
     ) as proxy:
         run_agent(proxy.url(), wrapper, {})
     assert CliRunner().invoke(cli, ["mcp", "join", str(out)]).exit_code == 0
-    analyzed = ["analyze", str(out), "--json", str(tmp_path / "r.json")]
+    analyzed = ["analyze", str(out), "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "html")]
     result = CliRunner().invoke(cli, analyzed, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     [entry] = orjson.loads((tmp_path / "r.json").read_bytes())["traces"]
     [finding] = [f for f in entry["findings"] if f["kind"] == "tool_result_mismatch"]
     assert finding["calls"] == [0] and "暴雨" in finding["message"] and "北京: 晴 25°C x1" in finding["message"]
+    pages = [page.read_text(encoding="utf-8") for page in (tmp_path / "html").rglob("*.html")]
+    [page] = [page for page in pages if "tool server (MCP)" in page]  # the timeline shows both sides of the call
+    assert "北京: 暴雨" in page and "北京: 晴 25°C x1" in page
