@@ -14,6 +14,9 @@ from tracekit.errors import TracekitError
 if TYPE_CHECKING:
     from tracekit.mcp import ToolPolicy
 
+# The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit mcp --help` and
+# the other commands from loading the relay, aiohttp and the case loader.
+
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -129,10 +132,12 @@ def replay(recordings: tuple[Path, ...], port: int | None, host: str, out_dir: P
         policy, case_id = _policy(case_file, faults)
     except TracekitError as exc:
         raise click.UsageError(str(exc)) from exc
+    if (case_file is not None or faults) and out_dir is None:
+        raise click.UsageError("--case and --fault need --out DIR: the replayed session is written there with each "
+                               "injection (not beside the recordings, which a later replay would read)")  # fmt: skip
     recorder = None
-    if out_dir is not None or case_file is not None or faults:
-        recorder = ToolSideRecorder.open(out_dir or Path(recordings[0]) / "replayed",
-                                         transport="replay", case_id=case_id, policy=policy)  # fmt: skip
+    if out_dir is not None:
+        recorder = ToolSideRecorder.open(out_dir, transport="replay", case_id=case_id, policy=policy)
     try:
         if port is not None:
             from tracekit.mcp.http import serve_replay

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.errors import TraceFormatError
-from tracekit.mcp.faults import ToolPolicy
 from tracekit.mcp.jsonrpc import (
     METHOD_NOT_FOUND,
     SERVER_ERROR,
@@ -118,8 +117,6 @@ class Responder:
 
     index: ReplayIndex
     recorder: ToolSideRecorder | None = None
-    policy: ToolPolicy | None = None
-    _used: dict[tuple[str, bytes], int] = field(default_factory=dict)
 
     def answer(self, message: dict[str, Any], session: str | None = None) -> tuple[Decision, dict[str, Any] | None]:
         """The decision on a client message (faults of ``--case``) and the reply to send (None for notifications
