@@ -98,3 +98,21 @@ def test_a_bad_fault_spec_is_a_usage_error(tmp_path: Path) -> None:
     done = subprocess.run(tracekit("mcp", "record", "--out", str(tmp_path), "--fault", "explode", "--", "true"),
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 2 and "the type must be one of" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_library_case_runs_at_the_tool_layer(tmp_path: Path) -> None:
+    """B2-FR-03 (the seeds' 故宫 weather case): its tool_intercept, read from the case file itself, reaches the
+    agent's MCP client from the real server's call."""
+    case = Path(__file__).resolve().parents[2] / "cases" / "b2" / "B2-FR-03.yaml"
+    out = tmp_path / "traces"
+    command = tracekit("mcp", "record", "--out", str(out), "--case", str(case), "--", *server_command())
+
+    async def ask(session: ClientSession) -> tuple[bool, str]:
+        result = await session.call_tool("maps_weather", {"city": "北京"})
+        return bool(result.is_error), result.content[0].text
+
+    is_error, text = with_session(command, ask)
+    assert is_error and json.loads(text)["error"] == "INVALID_CITY_PARAMETER" and "故宫" in text
+    trace = _trace(out)
+    assert trace.header.meta["case"] == "B2-FR-03"
+    assert trace.kind("intercept")[0].original["content"][0]["text"] == "北京: 晴 25°C x1"
