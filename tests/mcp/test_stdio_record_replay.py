@@ -80,3 +80,18 @@ def test_repeated_calls_are_answered_in_recorded_order(tmp_path: Path) -> None:
         return [bool(first.is_error), bool(second.is_error), second.content[0].text == "5"]
 
     assert with_session(tracekit("mcp", "replay", str(out)), twice) == [True, False, True]
+
+
+def test_a_tool_side_trace_alone_is_analyzed(tmp_path: Path) -> None:
+    import orjson
+    from click.testing import CliRunner
+
+    from tracekit.cli import cli
+
+    out, _ = _record(tmp_path)
+    result = CliRunner().invoke(cli, ["analyze", str(out), "--json", str(tmp_path / "r.json")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    [entry] = orjson.loads((tmp_path / "r.json").read_bytes())["traces"]
+    assert entry["stats"]["tool_calls"] == 4 and entry["stats"]["tool_errors"] == 1
+    assert [f["kind"] for f in entry["findings"]] == ["repeated_call"]  # 北京 asked twice with the same answer
+    assert entry["tool_side"]["tool_errors"] == 1 and len(entry["tool_side"]["calls"]) == 4
