@@ -89,3 +89,22 @@ def test_record_over_the_older_http_sse_transport(tmp_path: Path) -> None:
     traces = [load_trace(path) for path in sorted(out.glob("*.jsonl"))]
     calls = [call.name for trace in traces for call in trace.calls()]
     assert calls == ["maps_weather", "add", "maps_weather", "maps_weather", "echo"]
+
+
+def test_a_fault_over_http_reaches_the_client_as_is_error(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+
+    async def call(session: ClientSession) -> list[tuple[bool, str]]:
+        first = await session.call_tool("add", {"a": 1, "b": 2})
+        second = await session.call_tool("add", {"a": 1, "b": 2})
+        return [(bool(r.is_error), r.content[0].text) for r in (first, second)]
+
+    with _server(tmp_path) as server:
+        upstream = f"http://127.0.0.1:{server.port}/mcp"
+        command = tracekit("mcp", "record", "--out", str(out), "--upstream", upstream, "--port", "0",
+                           "--fault", "error:上游超时@add#1")  # fmt: skip
+        with Running(command) as relay:
+            seen = with_http_session(relay.url("/mcp"), call)
+    assert seen == [(True, "上游超时"), (False, "3")]
+    [path] = sorted(out.glob("*.jsonl"))
+    assert load_trace(path).kind("intercept")[0].fault["type"] == "error"
