@@ -44,3 +44,20 @@ def test_the_client_reads_exactly_what_the_server_wrote(tmp_path: Path) -> None:
         methods
     )
     assert trace.calls()[0].name == "add" and trace.calls()[0].result_text == "3"
+
+
+def test_the_trace_is_written_as_it_goes(tmp_path: Path) -> None:
+    """Killed mid-session (SIGKILL: nothing runs at exit), the wrapper has already written every answered call."""
+    process = subprocess.Popen(tracekit("mcp", "record", "--out", str(tmp_path), "--", *server_command()),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    for line in (LINES[0], LINES[1], LINES[2]):
+        process.stdin.write(line + b"\n")
+        process.stdin.flush()
+    answers = [process.stdout.readline() for _ in range(2)]  # wait for the initialize and tools/call answers
+    assert b'"id":"a"' in answers[1]
+    process.kill()
+    process.wait()
+    [path] = sorted(tmp_path.glob("*.jsonl"))
+    [call] = load_trace(path).calls()
+    assert call.name == "add" and call.result_text == "3" and call.result.latency_ms is not None

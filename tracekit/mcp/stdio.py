@@ -80,9 +80,10 @@ async def record_stdio(command: list[str], recorder: ToolSideRecorder) -> int:
                     return
                 if decision.reply is not None:
                     changed = True
-                    later(decision.delay_s, encode(decision.reply)) if decision.delay_s else await client_write(
-                        encode(decision.reply)
-                    )
+                    if decision.delay_s:
+                        later(decision.delay_s, encode(decision.reply))
+                    else:
+                        await client_write(encode(decision.reply))
                 if decision.forward:
                     forward.append(message)
             if not changed:
