@@ -108,3 +108,23 @@ def test_a_fault_over_http_reaches_the_client_as_is_error(tmp_path: Path) -> Non
     assert seen == [(True, "上游超时"), (False, "3")]
     [path] = sorted(out.glob("*.jsonl"))
     assert load_trace(path).kind("intercept")[0].fault["type"] == "error"
+
+
+def test_each_mcp_session_gets_its_own_trace(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+
+    def adder(a: int):  # type: ignore[no-untyped-def]
+        async def call(session: ClientSession) -> str:
+            return (await session.call_tool("add", {"a": a, "b": 0})).content[0].text
+
+        return call
+
+    with _server(tmp_path) as server:
+        upstream = f"http://127.0.0.1:{server.port}/mcp"
+        with Running(tracekit("mcp", "record", "--out", str(out), "--upstream", upstream, "--port", "0")) as relay:
+            assert [with_http_session(relay.url("/mcp"), adder(a)) for a in (1, 2)] == ["1", "2"]
+    traces = [load_trace(path) for path in sorted(out.glob("*.jsonl"))]
+    inputs = sorted(tuple(call.input["a"] for call in trace.calls()) for trace in traces)
+    assert inputs == [(1,), (2,)]
+    sessions = [{e.session for e in trace.kind("mcp_exchange") if e.method == "tools/call"} for trace in traces]
+    assert all(len(s) == 1 for s in sessions) and sessions[0] != sessions[1]
