@@ -95,3 +95,12 @@ def test_a_tool_side_trace_alone_is_analyzed(tmp_path: Path) -> None:
     assert entry["stats"]["tool_calls"] == 4 and entry["stats"]["tool_errors"] == 1
     assert [f["kind"] for f in entry["findings"]] == ["repeated_call"]  # 北京 asked twice with the same answer
     assert entry["tool_side"]["tool_errors"] == 1 and len(entry["tool_side"]["calls"]) == 4
+
+
+def test_a_server_that_cannot_start_is_an_error_and_leaves_no_trace(tmp_path: Path) -> None:
+    import subprocess
+
+    command = tracekit("mcp", "record", "--out", str(tmp_path / "t"), "--", str(tmp_path / "no-such-server"))
+    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 2 and "cannot start" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "t").exists() or not any((tmp_path / "t").iterdir())

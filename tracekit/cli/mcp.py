@@ -95,14 +95,14 @@ def record(out_dir: Path, upstream: str | None, port: int, host: str, session: s
     if not command:
         raise click.UsageError("give the MCP server's command after --, e.g. tracekit mcp record --out traces -- "
                                "python server.py (or --upstream URL for an HTTP server)")  # fmt: skip
-    recorder = ToolSideRecorder.open(out_dir, transport="stdio", command=list(command), session=session,
+    def open_recorder() -> ToolSideRecorder:
+        return ToolSideRecorder.open(out_dir, transport="stdio", command=list(command), session=session,
                                      case_id=case_id, policy=policy, redactor=redactor, fsync=fsync)  # fmt: skip
+
     try:
-        status = asyncio.run(record_stdio(list(command), recorder))
+        status = asyncio.run(record_stdio(list(command), open_recorder))
     except KeyboardInterrupt:
         status = 0
-    finally:
-        recorder.close()
     sys.exit(status)
 
 

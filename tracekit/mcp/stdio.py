@@ -44,8 +44,9 @@ async def stdio_pipes() -> tuple[asyncio.StreamReader, Write, Callable[[], None]
     return reader, write, writer.close
 
 
-async def record_stdio(command: list[str], recorder: ToolSideRecorder) -> int:
-    """Run ``command`` as the MCP server behind this process's stdio, recording; its exit status."""
+async def record_stdio(command: list[str], open_recorder: Callable[[], ToolSideRecorder]) -> int:
+    """Run ``command`` as the MCP server behind this process's stdio, recording into the trace ``open_recorder``
+    starts once the server is running (a command that cannot start leaves no trace); the server's exit status."""
     try:
         server = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT
@@ -53,6 +54,15 @@ async def record_stdio(command: list[str], recorder: ToolSideRecorder) -> int:
     except OSError as exc:
         print(f"tracekit mcp record: cannot start {command[0]!r}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    assert server.stdin is not None and server.stdout is not None
+    recorder = open_recorder()
+    try:
+        return await _relay(server, recorder)
+    finally:
+        recorder.close()
+
+
+async def _relay(server: asyncio.subprocess.Process, recorder: ToolSideRecorder) -> int:
     assert server.stdin is not None and server.stdout is not None
     client_in, client_write, client_close = await stdio_pipes()
     server_in = server.stdin
