@@ -177,7 +177,7 @@ class ToolSideRecorder:
         latency = round((time.perf_counter() - pending.started) * 1000, 3)
         delay = pending.fault.milliseconds / 1000 if pending.fault and pending.fault.kind == "latency" else 0.0
         if pending.fault is not None and pending.fault.kind in ("latency", "timeout"):
-            latency = round(latency + pending.fault.milliseconds, 3)  # what the client waits, the injected wait included
+            latency = round(latency + pending.fault.milliseconds, 3)  # what the client waits, injected wait included
         original = None
         if pending.call_index is not None and pending.replacement is not None and "result" in message:
             original = message["result"]
