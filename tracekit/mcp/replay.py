@@ -4,6 +4,7 @@
 
 - ``tools/call`` by tool name and canonical arguments (sorted keys), recorded answers of identical calls given
   first-in, first-out; the last one repeats once they are used up;
+- with the progress notifications the server sent while answering it (stdio), under the live request's token;
 - ``initialize`` with the recorded server (its ``protocolVersion`` as recorded);
 - any other request (``tools/list``, ``resources/read``, ``prompts/get``, ...) by method and canonical params,
   then by method alone; ``ping`` with an empty result; notifications are taken and not answered.
@@ -47,6 +48,8 @@ class _Recorded:
     params: Any
     answer: dict[str, Any]
     """``{"result": ...}`` or ``{"error": ...}``."""
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    """The params of the progress notifications the server sent while answering, in order."""
 
 
 @dataclass
@@ -66,9 +69,16 @@ class ReplayIndex:
         index = cls()
         for path in trace_files(paths):
             trace = load_trace(path)
+            progress: dict[str, list[dict[str, Any]]] = {}  # progress token -> notifications not yet claimed
             for number, record in enumerate(trace.records, start=2):
-                if record.kind == "mcp_exchange" and record.direction == "client" and record.id is not None:
-                    index.add(record, f"{Path(str(path)).name}:{number}")
+                if record.kind != "mcp_exchange":
+                    continue
+                if record.method == "notifications/progress" and record.direction == "server":
+                    token = record.params.get("progressToken") if isinstance(record.params, dict) else None
+                    progress.setdefault(_token_key(token), []).append(record.params)
+                elif record.direction == "client" and record.id is not None:
+                    notices = progress.pop(_token_key(_progress_token(record.params)), [])
+                    index.add(record, f"{Path(str(path)).name}:{number}", notices)
         if not index.by_method:
             raise TraceFormatError(
                 f"{', '.join(str(p) for p in paths)}: no recorded MCP exchange (record one with "
@@ -76,14 +86,15 @@ class ReplayIndex:
             )
         return index
 
-    def add(self, record: Any, where: str) -> None:
-        """Index one answered exchange (an unanswered one, with no result and no error, is left out)."""
+    def add(self, record: Any, where: str, progress: list[dict[str, Any]] | None = None) -> None:
+        """Index one answered exchange and the progress the server sent for it (an unanswered one, with no result
+        and no error, is left out)."""
         if record.result is None and record.error is None:
             return
         answer = {"error": record.error} if record.error is not None else {"result": record.result}
         if record.original is not None:
             answer = {"result": record.original}  # replay gives what the server said; a --case injects again
-        recorded = _Recorded(where, record.params, answer)
+        recorded = _Recorded(where, record.params, answer, progress or [])
         self.by_method.setdefault(record.method, recorded)
         if record.method == "tools/call":
             name, arguments = _call_of(record.params)
@@ -117,11 +128,15 @@ class Responder:
 
     index: ReplayIndex
     recorder: ToolSideRecorder | None = None
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    """Set by ``answer``: the notifications to send before its reply (the recorded progress of a call, under the
+    live request's progress token; none when the client asked for no progress)."""
 
     def answer(self, message: dict[str, Any], session: str | None = None) -> tuple[Decision, dict[str, Any] | None]:
         """The decision on a client message (faults of ``--case``) and the reply to send (None for notifications
         and for a call a fault already answered or cut)."""
         decision = self.recorder.from_client(message, session) if self.recorder is not None else Decision()
+        self.notices = []
         if not is_request(message) or not decision.forward:
             return decision, None
         reply = self._reply(message)
@@ -154,6 +169,10 @@ class Responder:
             recorded = self.index.last_call[key]  # more identical calls than recorded: the last answer again
         else:
             return error_response(request_id, SERVER_ERROR, self._miss(name, arguments))
+        token = _progress_token(params)
+        if token is not None:
+            self.notices = [{"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {**notice, "progressToken": token}} for notice in recorded.progress]  # fmt: skip
         return {"jsonrpc": "2.0", "id": request_id, **recorded.answer}
 
     def _miss(self, name: str, arguments: Any) -> str:
@@ -178,6 +197,16 @@ def _call_of(params: Any) -> tuple[str, Any]:
         return "", {}
     arguments = params.get("arguments")
     return str(params.get("name", "")), arguments if arguments is not None else {}
+
+
+def _progress_token(params: Any) -> Any:
+    """The progress token a request asked for (``params._meta.progressToken``), or None."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+def _token_key(token: Any) -> str:
+    return f"{type(token).__name__}:{token}"
 
 
 def _params_key(params: Any) -> bytes:

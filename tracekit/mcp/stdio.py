@@ -152,6 +152,8 @@ async def replay_stdio(responder: Responder) -> int:
         replies: list[dict[str, Any]] = []
         for message in messages:
             decision, reply = responder.answer(message)
+            for notice in responder.notices:  # a call's recorded progress, before its answer
+                await client_write(encode(notice))
             if decision.cut:
                 client_close()
                 return 0
