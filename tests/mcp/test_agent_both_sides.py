@@ -83,6 +83,7 @@ def test_one_trace_per_session_with_both_sides_then_replayed_offline(tmp_path: P
     assert entry["stats"]["tool_calls"] == 2 and entry["stats"]["llm_calls"] == 3
     side = entry["tool_side"]  # what the tool server really did, per call of the model
     assert side["tool_calls"] == 2 and side["tool_errors"] == 0 and side["latency_ms"]["total"] > 0
+    assert side["servers"] == [{"name": "weather-test", "version": "1.2.3"}]
     assert [(c["call"], c["name"]) for c in side["calls"]] == [(0, "maps_weather"), (1, "add")]
 
     marker.unlink()

@@ -11,6 +11,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+#: Where a ``server/discover`` result names its server (the mcp SDK's ``SERVER_INFO_META_KEY``).
+SERVER_INFO_STAMP = "io.modelcontextprotocol/serverInfo"
+
 
 def tool_side_stats(trace: Any) -> dict[str, Any] | None:
     """The ``tool_side`` block of a trace with recorded MCP traffic; None when it has none."""
@@ -31,7 +34,17 @@ def tool_side_stats(trace: Any) -> dict[str, Any] | None:
             entry["injected"] = exchange.fault or "intercept"
         calls.append(entry)
     latencies = [call["latency_ms"] for call in calls if call["latency_ms"] is not None]
+    servers = []
+    for exchange in trace.kind("mcp_exchange"):
+        result = exchange.result if isinstance(exchange.result, dict) else {}
+        meta = result.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        # initialize names the server in serverInfo; server/discover (MCP 2026-07-28) in a _meta stamp.
+        info = result.get("serverInfo") or meta.get(SERVER_INFO_STAMP)
+        if exchange.method in ("initialize", "server/discover") and isinstance(info, dict) and info not in servers:
+            servers.append({key: info[key] for key in ("name", "version") if key in info})
     return {
+        "servers": servers,
         "tool_calls": len(calls),
         "tool_errors": sum(1 for call in calls if call["is_error"]),
         "latency_ms": {
