@@ -50,8 +50,11 @@ def route_key(method: str, path: str, body: Any, raw: bytes = b"") -> str:
 
 
 def first_difference(recorded: Any, live: Any, limit: int = 160) -> str:
-    """Where ``live`` first differs from ``recorded`` (normalized bodies), as a deepdiff path with both values.
+    """Where ``live`` first differs from ``recorded`` (normalized bodies), as a path with both values
+    (``tracekit.trace.difference``, which the MCP replay shares).
 
-    Example: ``root['messages'][2]['content'][0]['content']: recorded '晴' != request '雨'``.
+    A changed value is named before an added or removed one; among each kind, the path that sorts first
+    (list positions before keys). Example: ``root['messages'][2]['content'][0]['content']: recorded '晴' !=
+    request '雨'``.
     """
     return value_difference(normalized_request(recorded), normalized_request(live), limit)
