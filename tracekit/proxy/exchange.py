@@ -33,6 +33,8 @@ replay-miss error, or an observer's refusal (the live guard stopping a session).
 
 #: Transport failures that happen before any response arrived (the proxy answers with an error of its own).
 NO_RESPONSE_FAILURES = frozenset({"connect", "connect_timeout", "reset"})
+#: Bodies the proxy refused to pass on (``decoding``): the client got a 502 saying why, not to be retried.
+REFUSED_FAILURES = frozenset({"too_large", "undecodable"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +220,9 @@ def settle(exchange: Exchange) -> Outcome:
     failure = received.failure
     if failure is not None and not received.answered:
         error = {"type": "transport_error", "message": received.failure_detail or failure}
+    elif failure in REFUSED_FAILURES:
+        partial = True
+        error = {"type": f"response_{failure}", "message": received.failure_detail or failure}
     elif failure == "cancelled":
         partial = True
         error = {"type": "proxy_stopped", "message": "the proxy stopped before the exchange ended"}
@@ -255,4 +260,6 @@ def _retryable(received: Reception, status: int) -> bool:
         return False
     if received.failure in NO_RESPONSE_FAILURES:
         return True
+    if received.failure in REFUSED_FAILURES:
+        return False
     return status in RETRIED_STATUSES or status >= 500

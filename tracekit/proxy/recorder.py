@@ -34,7 +34,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tracekit import __version__
 from tracekit.proxy.exchange import Exchange, Outcome
@@ -43,10 +43,12 @@ from tracekit.proxy.sessions import Session
 from tracekit.proxy.shared_texts import LONG_TEXT
 from tracekit.proxy.trace_files import SessionTrace, scrub
 from tracekit.redact import Redactor
-from tracekit.trace import HttpExchange, Intercept
+from tracekit.redact.stream import redact_stream
+from tracekit.trace import ErrorRecord, HttpExchange, Intercept, ModelCall
 from tracekit.trace.models import Header
 
 log = logging.getLogger(__name__)
+_R = TypeVar("_R", ModelCall, ErrorRecord)
 
 #: Trace files kept open at once; a session's file is reopened (cheaply: it exists) when it has more.
 MAX_OPEN_FILES = 128
@@ -130,24 +132,32 @@ class Recorder:
         for record in exchange.turn.extra_records:  # an observer's (the guard's events)
             builder.add(record.model_copy(update={"model_call": index}))
         if final:
-            call = model_call(exchange, outcome)
+            call = self._streamed(model_call(exchange, outcome))
             try:
                 # (appends the call before reading the reply)
                 builder.add_model_call(call, outcome.reply, fingerprint=outcome.reply_fingerprint)
             except Exception as exc:  # as above: the call is kept, say what failed
                 builder.add(underived("reply", f"{type(exc).__name__}: {exc}", call.index, t))
             if outcome.error is not None:
-                builder.add(attempt_error(exchange, outcome, call.index, replayable=False))
+                builder.add(self._streamed(attempt_error(exchange, outcome, call.index, replayable=False)))
             if _is_large(exchange):
                 trace.shared.remember(builder.records[first_new:])
                 trace.shared.share(call)
         else:
-            builder.add(attempt_error(exchange, outcome, index, replayable=True))
+            builder.add(self._streamed(attempt_error(exchange, outcome, index, replayable=True)))
         trace.exchanges += 1
         self.stats.exchanges += 1
         if exchange.received.source == "upstream" and trace.deferred:
             trace.materialize()
         self._flush(trace)
+
+    def _streamed(self, record: _R) -> _R:
+        """``record`` with the secrets of its stream's joined deltas replaced (``redact.stream``): a key the
+        model streamed in pieces is in no single line the file writer scans."""
+        sse = getattr(record, "sse", None)
+        if sse and "sse" not in (getattr(record, "escaped", None) or ()):
+            record.sse = redact_stream(sse, self.redactor)
+        return record
 
     def record_other(self, session: Session | None, record: HttpExchange) -> Path | None:
         """Record a request to another route in ``session``'s trace (the side file without one); its path."""

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from tracekit.providers.sse import EventSplitter
 from tracekit.proxy.answers import UPSTREAM_READ_ERRORS, Answer, json_answer, read_failure
+from tracekit.proxy.decoding import BodyRefused
 from tracekit.proxy.exchange import Exchange, StreamTee
 from tracekit.proxy.headers import kept_response_headers
 
@@ -109,6 +110,14 @@ async def _relay_body(exchange: Exchange, answer: Answer) -> Ending:
         received.fail(read_failure(exc), f"upstream body cut: {exc!r}")
         answer.close()
         return Ending(drop=True)
+    except BodyRefused as exc:  # a body too large once decoded (a gzip bomb), or in an encoding not asked for
+        answer.close()
+        received.fail(exc.failure, str(exc))
+        received.status = 502
+        received.t_first = received.t_end = time.perf_counter()
+        message = f"tracekit proxy: {exc}"
+        refused = json_answer(502, exchange.provider.error_body(502, message), {"x-should-retry": "false"})
+        return Ending(refused, body=await refused.read())
     received.t_first = received.t_end = time.perf_counter()
     received.body = body
     return Ending(answer, body=body, drop=answer.cut)
@@ -135,6 +144,9 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
                 break
             except UPSTREAM_READ_ERRORS as exc:
                 received.fail(read_failure(exc), f"upstream stream cut: {exc!r}")
+                break
+            except BodyRefused as exc:  # not decodable: cut for the client, as it was for the proxy
+                received.fail(exc.failure, str(exc))
                 break
             now = time.perf_counter()
             if received.t_first is None:
@@ -170,7 +182,7 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
     if received.client_gone:
         answer.close()
         return Ending(response=response, drop=True)
-    cut = received.failure in ("cut", "fault_cut", "read_timeout") or answer.cut
+    cut = received.failure in ("cut", "fault_cut", "read_timeout", "undecodable") or answer.cut
     return Ending(answer, response=response, held=held, rest=rest, drop=cut)
 
 

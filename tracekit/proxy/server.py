@@ -29,6 +29,7 @@ from aiohttp import web
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
+from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
@@ -83,6 +84,8 @@ class ProxyConfig:
     """Seconds to open a connection upstream (then the exchange fails with ``transport: connect_timeout``)."""
     read_timeout: float = DEFAULT_READ_TIMEOUT
     """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
+    max_response_bytes: int = limits.MAX_RESPONSE_BYTES
+    """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
     observer: ExchangeObserver | None = None
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
 
@@ -125,7 +128,8 @@ class Proxy:
         self.upstream = None
         if needs_upstream and config.upstream:
             self.upstream = UpstreamClient(config.upstream, self.secrets, connect_timeout=config.connect_timeout,
-                                           read_timeout=config.read_timeout)  # fmt: skip
+                                           read_timeout=config.read_timeout,
+                                           max_response_bytes=config.max_response_bytes)  # fmt: skip
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
                                         config.timing)  # fmt: skip
         self.misses: list[str] = self.other_routes.misses
@@ -215,6 +219,8 @@ class Proxy:
         """Register the secrets of the headers and the query string, before anything of the request is written
         (or logged, or made the session's name)."""
         register_secrets(headers, self.secrets)
+        # Every value of a repeated header (``headers`` keeps the last one only).
+        register_secrets(request.headers.items(), self.secrets)
         if request.query_string:
             register_query_secrets(request.query.items(), self.secrets)
 

@@ -1,0 +1,24 @@
+"""The proxy's bounds against a hostile upstream or client, with their defaults (docs/security.md).
+
+Each is a ``ProxyConfig`` field of the same name in lower case; the figures are chosen so that no honest
+model API or agent comes near them:
+
+- ``MAX_RESPONSE_BYTES``: a JSON answer larger than this once decoded gets a 502 (twice the 32 MB request
+  limit Anthropic documents; the longest model answers are a few MB).
+- ``MAX_KEPT_STREAM_BYTES``: how much of a stream the trace keeps; the rest is passed on to the client and
+  the model call is marked ``truncated``.
+- ``HEADER_TIMEOUT``: seconds a client has to send a request's head once it connected or sent the previous
+  one; ``IDLE_TIMEOUT``: seconds a kept-alive connection may stay silent between requests.
+- ``MAX_CONNECTIONS``: client connections served at once; more are answered ``503`` and closed.
+- ``SESSION_IDLE_TIMEOUT``: seconds after its last exchange that a session is closed (its trace complete on
+  disk, its memory freed).
+"""
+
+from __future__ import annotations
+
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_KEPT_STREAM_BYTES = 64 * 1024 * 1024
+HEADER_TIMEOUT = 30.0
+IDLE_TIMEOUT = 120.0
+MAX_CONNECTIONS = 512
+SESSION_IDLE_TIMEOUT = 1800.0
