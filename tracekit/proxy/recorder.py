@@ -42,6 +42,7 @@ from tracekit.proxy.records import attempt_error, injection_records, model_call,
 from tracekit.proxy.sessions import Session
 from tracekit.proxy.shared_texts import LONG_TEXT
 from tracekit.proxy.trace_files import SessionTrace, scrub
+from tracekit.proxy.written_tokens import IndexingRedactor, WrittenTokens
 from tracekit.redact import Redactor
 from tracekit.redact.stream import redact_stream
 from tracekit.trace import ErrorRecord, HttpExchange, Intercept, ModelCall
@@ -100,6 +101,8 @@ class Recorder:
         self._taken: set[Path] = set()
         self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
         self._scrubbing: asyncio.Lock | None = None
+        self._tokens = WrittenTokens()
+        self._by_path: dict[Path, SessionTrace] = {}
 
     # -- the records of one exchange -------------------------------------------------------------------
 
@@ -209,14 +212,16 @@ class Recorder:
 
     # -- secrets learnt late -----------------------------------------------------------------------------
 
-    async def rescrub(self) -> None:
-        """Scrub every file written so far with the secrets known now (a secret was just learnt). Each file is
-        held meanwhile (its new records wait in memory) and replaced atomically when something changed."""
+    async def rescrub(self, secrets: list[str] | None = None) -> None:
+        """Scrub the files written so far that may hold ``secrets`` (just learnt; None: every file) with the
+        secrets known now. Which files may hold them is looked up in the index of words written
+        (``written_tokens``), so the cost does not grow with what was recorded before. Each file is held
+        meanwhile (its new records wait in memory) and replaced atomically when something changed."""
         if self._scrubbing is None:
             self._scrubbing = asyncio.Lock()
         learnt = time.perf_counter()
         async with self._scrubbing:
-            traces = [trace for trace in self.traces if trace.on_disk]
+            traces = [trace for trace in self._may_hold(secrets) if trace.on_disk]
             if not traces:
                 return
             loop = asyncio.get_running_loop()
@@ -231,6 +236,17 @@ class Recorder:
             job.add_done_callback(lambda _: _release(traces))
             await asyncio.shield(job)
         self.scrub_windows_ms.append(round((time.perf_counter() - learnt) * 1000, 3))
+
+    def _may_hold(self, secrets: list[str] | None) -> list[SessionTrace]:
+        if secrets is None:
+            return list(self.traces)
+        paths: set[object] = set()
+        for secret in secrets:
+            found = self._tokens.candidates(secret)
+            if found is None:
+                return list(self.traces)
+            paths |= found
+        return [self._by_path[path] for path in paths if path in self._by_path]  # type: ignore[index]
 
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were
@@ -270,8 +286,11 @@ class Recorder:
                 meta=dict(self.meta),
                 t=t,
             )
-            trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred,
-                                 self._opener, self._opened)  # fmt: skip
+            path = self._path_for(session)
+            redactor = IndexingRedactor(self.redactor, self._tokens, path) if path is not None else self.redactor
+            trace = SessionTrace(header, path, redactor, self.fsync, self.deferred, self._opener, self._opened)
+            if path is not None:
+                self._by_path[path] = trace
             session.trace = trace
             self.traces.append(trace)
             return trace

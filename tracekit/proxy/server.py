@@ -226,8 +226,9 @@ class Proxy:
 
     async def _scrub_if_learnt(self) -> None:
         """When a secret was just learnt, scrub the files written before it, before answering."""
-        if self.secrets.take_new() and self.tracker.recorder is not None:
-            await self.tracker.recorder.rescrub()
+        new = self.secrets.take_new()
+        if new and self.tracker.recorder is not None:
+            await self.tracker.recorder.rescrub(new)
 
     def _track(self) -> None:
         task = asyncio.current_task()
