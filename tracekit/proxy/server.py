@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,12 @@ class ProxyConfig:
     """Seconds to open a connection upstream (then the exchange fails with ``transport: connect_timeout``)."""
     read_timeout: float = DEFAULT_READ_TIMEOUT
     """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
+    header_timeout: float = limits.HEADER_TIMEOUT
+    """Seconds a client has to send a request's head (and then its body); then the connection is closed."""
+    idle_timeout: float = limits.IDLE_TIMEOUT
+    """Seconds a kept-alive client connection may stay silent between requests."""
+    max_connections: int = limits.MAX_CONNECTIONS
+    """Client connections served at once; more get a 503 with Retry-After and are closed."""
     max_response_bytes: int = limits.MAX_RESPONSE_BYTES
     """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
     observer: ExchangeObserver | None = None
@@ -102,8 +109,10 @@ class Proxy:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
         if config.max_body_bytes < 1:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
-        if config.connect_timeout <= 0 or config.read_timeout <= 0:
-            raise ValueError("the connect and read timeouts must be positive numbers of seconds")
+        if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
+            raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
+        if config.max_connections < 1 or config.max_response_bytes < 1:
+            raise ValueError("max_connections and max_response_bytes must be at least 1")
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -137,12 +146,16 @@ class Proxy:
         self._closed = False
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
+        self._busy: set[object] = set()
+        self.slow_bodies = 0
+        """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
 
     def app(self) -> web.Application:
         """The aiohttp application (serve it with ``handler_cancellation=True``, as ``runner.start`` does, so
         that a client going away cancels its exchange)."""
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
-        app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True})
+        app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
+                              middlewares=[self._mark_busy])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
         for route in ROUTES:
@@ -151,6 +164,20 @@ class Proxy:
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
         return app
+
+    def busy(self, transport: object) -> bool:
+        """Whether a request is being handled on the connection of ``transport`` (``connections``)."""
+        return transport in self._busy
+
+    @web.middleware
+    async def _mark_busy(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:  # fmt: skip
+        transport = request.transport
+        self._busy.add(transport)
+        try:
+            return await handler(request)
+        finally:
+            self._busy.discard(transport)
 
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:
@@ -210,7 +237,16 @@ class Proxy:
             log.warning("tracekit: refused a body of %d bytes to %s (limit %d)", length, request.path, limit)
             return too_large(request, provider, length, limit)
         try:
-            return await request.read()
+            return await asyncio.wait_for(request.read(), self.config.header_timeout)
+        except asyncio.TimeoutError:
+            self.slow_bodies += 1
+            if self.slow_bodies == 1:
+                log.warning("tracekit: closed a connection whose request body did not arrive within %g s "
+                            "(header_timeout); later ones are counted, not logged", self.config.header_timeout)
+            response = web.json_response({"error": {"type": "request_timeout", "message": "tracekit proxy: the "
+                                          "request body did not arrive in time"}}, status=408)  # fmt: skip
+            response.force_close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             log.warning("tracekit: refused a chunked body of more than %d bytes to %s", limit, request.path)
             return too_large(request, provider, None, limit)
