@@ -17,7 +17,7 @@ model API or agent comes near them:
 from __future__ import annotations
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-MAX_KEPT_STREAM_BYTES = 64 * 1024 * 1024
+MAX_KEPT_STREAM_BYTES = 16 * 1024 * 1024
 HEADER_TIMEOUT = 30.0
 IDLE_TIMEOUT = 120.0
 MAX_CONNECTIONS = 512

@@ -91,6 +91,8 @@ class ProxyConfig:
     """Seconds a kept-alive client connection may stay silent between requests."""
     max_connections: int = limits.MAX_CONNECTIONS
     """Client connections served at once; more get a 503 with Retry-After and are closed."""
+    max_kept_stream_bytes: int = limits.MAX_KEPT_STREAM_BYTES
+    """How much of a stream the trace keeps; the rest is passed on and the model call marked ``truncated``."""
     max_response_bytes: int = limits.MAX_RESPONSE_BYTES
     """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
     observer: ExchangeObserver | None = None
@@ -306,7 +308,7 @@ class Proxy:
         try:
             if exchange.turn.faults.latency_ms > 0:
                 await asyncio.sleep(exchange.turn.faults.latency_ms / 1000)
-            ending = await relay(request, exchange, await self._answer(exchange))
+            ending = await relay(request, exchange, await self._answer(exchange), self.config.max_kept_stream_bytes)
         except asyncio.CancelledError:  # the proxy is stopping, or the client went away
             if self._stopping:
                 exchange.received.fail("cancelled", "the proxy stopped before the exchange ended")
