@@ -36,8 +36,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder, FakeUpstream(lambda request: "好的。") as upstream:
         command = [sys.executable, "-c", "from tracekit.cli.main import cli; cli(prog_name='tracekit')", "record",
                    "--upstream", upstream.url, "--port", "0", "--out", str(Path(folder) / "rec")]  # fmt: skip
+        # (run from the temporary folder: ``python -c`` puts the working directory first on the import path,
+        # which would hide a PYTHONPATH checkout behind a source tree in the current folder)
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                   env=dict(os.environ))  # fmt: skip
+                                   env=dict(os.environ), cwd=folder)  # fmt: skip
         assert process.stdout is not None
         url = process.stdout.readline().strip().split("listening on ", 1)[1]
         started = time.perf_counter()

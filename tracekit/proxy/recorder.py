@@ -102,6 +102,9 @@ class Recorder:
         self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
         self._scrubbing: asyncio.Lock | None = None
         self._tokens = WrittenTokens()
+        self._expired: set[SessionTrace] = set()
+        self._closed_paths: list[str] = []
+        """Trace files of expired sessions (scrubbed again at close with the secrets learnt since)."""
         self._by_path: dict[Path, SessionTrace] = {}
 
     # -- the records of one exchange -------------------------------------------------------------------
@@ -237,6 +240,29 @@ class Recorder:
             await asyncio.shield(job)
         self.scrub_windows_ms.append(round((time.perf_counter() - learnt) * 1000, 3))
 
+    def close_session(self, session: Session) -> None:
+        """The session expired: write what is left of its trace, close the file, scrub it once with every
+        secret known now, and forget it (its path is kept for the scrub at close)."""
+        trace = session.trace
+        if trace is None:
+            return
+        trace.close()
+        self._expired.add(trace)
+        self._open_files.pop(trace, None)
+        if trace.path is not None:
+            self._tokens.forget(trace.path)
+            self._by_path.pop(trace.path, None)
+            self._taken.discard(trace.path)
+            if trace.path.exists():
+                _scrub_quietly(trace.path, self.redactor)
+                self._closed_paths.append(str(trace.path))
+
+    def drop_closed(self) -> None:
+        """Forget the traces ``close_session`` closed (once per batch of expired sessions)."""
+        if self._expired:
+            self.traces = [trace for trace in self.traces if trace not in self._expired]
+            self._expired.clear()
+
     def _may_hold(self, secrets: list[str] | None) -> list[SessionTrace]:
         if secrets is None:
             return list(self.traces)
@@ -260,8 +286,12 @@ class Recorder:
             finally:
                 if trace.path is not None and trace.path.exists():
                     _scrub_quietly(trace.path, self.redactor)
-        self.stats.sessions = sum(1 for trace in self.traces if trace.path is not None and trace.path.exists()
-                                  and trace is not getattr(self._side, "trace", None))  # fmt: skip
+        for closed in self._closed_paths:
+            if Path(closed).exists():
+                _scrub_quietly(Path(closed), self.redactor)
+        self.stats.sessions = len(self._closed_paths) + sum(
+            1 for trace in self.traces if trace.path is not None and trace.path.exists()
+            and trace is not getattr(self._side, "trace", None))  # fmt: skip
 
     # -- helpers ---------------------------------------------------------------------------------------
 
@@ -283,7 +313,7 @@ class Recorder:
                 provider=provider,
                 model=model if isinstance(model, str) else None,
                 case_id=self.case_id,
-                meta=dict(self.meta),
+                meta={**self.meta, "continues": session.continues} if session.continues else dict(self.meta),
                 t=t,
             )
             path = self._path_for(session)

@@ -149,6 +149,12 @@ class RunningProxy(ThreadServed):
             raise RuntimeError("the proxy is not running")
         self._thread.run(self.proxy.written(), timeout=timeout)
 
+    def expire_idle(self, idle: float | None = None, timeout: float = 30) -> int:
+        """Close the sessions idle for ``idle`` seconds now (default: the configured timeout); how many."""
+        if self._thread is None:
+            raise RuntimeError("the proxy is not running")
+        return self._thread.run(self.proxy.expire_idle(idle), timeout=timeout)
+
     def close(self) -> None:
         """Stop serving, finish writing the traces, join the thread."""
         thread, runner = self._thread, self._runner

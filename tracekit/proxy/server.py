@@ -91,6 +91,9 @@ class ProxyConfig:
     """Seconds a kept-alive client connection may stay silent between requests."""
     max_connections: int = limits.MAX_CONNECTIONS
     """Client connections served at once; more get a 503 with Retry-After and are closed."""
+    session_idle_timeout: float = limits.SESSION_IDLE_TIMEOUT
+    """Seconds after its last exchange that a session is closed: its trace finished on disk, its memory (and
+    the observer's) freed. A named session that comes back continues in a new file naming the old one."""
     max_kept_stream_bytes: int = limits.MAX_KEPT_STREAM_BYTES
     """How much of a stream the trace keeps; the rest is passed on and the model call marked ``truncated``."""
     max_response_bytes: int = limits.MAX_RESPONSE_BYTES
@@ -113,6 +116,8 @@ class Proxy:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
             raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
+        if config.session_idle_timeout <= 0:
+            raise ValueError("the session idle timeout must be a positive number of seconds")
         if config.max_connections < 1 or config.max_response_bytes < 1:
             raise ValueError("max_connections and max_response_bytes must be at least 1")
         if replaying and index is None:
@@ -149,6 +154,7 @@ class Proxy:
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
         self._busy: set[object] = set()
+        self._sweeper: asyncio.Task[None] | None = None
         self.slow_bodies = 0
         """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
 
@@ -184,6 +190,19 @@ class Proxy:
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:
             await self.upstream.start()
+        self._sweeper = asyncio.create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        """Close idle sessions, checking a few times per ``session_idle_timeout`` (at least every 30 s)."""
+        idle = self.config.session_idle_timeout
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
+            await self.expire_idle()
+
+    async def expire_idle(self, idle: float | None = None) -> int:
+        """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``); how many."""
+        await self.tracker.drain()  # (recordings scheduled first: then nothing awaits until they are closed)
+        return self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.aclose()
@@ -193,6 +212,8 @@ class Proxy:
         if self._closed:
             return
         self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         await self.tracker.drain()
         self.tracker.close()
         if self.upstream is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import orjson
 
@@ -63,6 +64,8 @@ class ExchangeTracker:
             fingerprints=request.conversation.fingerprints,
         )
         session = resolution.session
+        session.in_flight += 1
+        session.last_active = time.monotonic()
         if session.pending is not None:
             # The session moved on from a failed turn without retrying it again.
             if self.recorder is not None:
@@ -91,6 +94,8 @@ class ExchangeTracker:
         """The answer is known: settle the outcome, advance the session and schedule the recording."""
         turn = exchange.turn
         session = turn.session
+        session.in_flight = max(0, session.in_flight - 1)
+        session.last_active = time.monotonic()
         outcome = settle(exchange)
         if outcome.reply is not None and outcome.response is not None:
             # Only a continuation needs the history it does not send (and the reply id it names).
@@ -136,6 +141,32 @@ class ExchangeTracker:
             if self._scheduled <= 0:
                 return
             await asyncio.sleep(0)
+
+    def expire(self, idle: float, now: float | None = None) -> int:
+        """Close the sessions idle for ``idle`` seconds (none mid-exchange): a failed turn's model call is
+        written, the trace finished and closed, the observer told (``close``), every index forgets them.
+        Returns how many expired. A named session that comes back continues in a new file (``sessions``)."""
+        cutoff = (time.monotonic() if now is None else now) - idle
+        expired = [session for session in self.registry.sessions
+                   if session.last_active <= cutoff and session.in_flight == 0]  # fmt: skip
+        if not expired:
+            return 0
+        close = getattr(self.observer, "close", None)
+        for session in expired:
+            try:
+                if session.pending is not None and self.recorder is not None:
+                    self.recorder.abandon_attempts(session)
+                if self.recorder is not None:
+                    self.recorder.close_session(session)
+                if callable(close):
+                    close(session.id)
+            except Exception as exc:  # one session's failure must not keep the others open
+                self.recording_errors.append(exc)
+                log.exception("tracekit: could not close idle session %s", session.id)
+        if self.recorder is not None:
+            self.recorder.drop_closed()
+        self.registry.forget(expired)
+        return len(expired)
 
     def close(self) -> None:
         """Write the model calls of turns left failed, and close every trace file."""
