@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -103,8 +104,10 @@ class Recorder:
         self._scrubbing: asyncio.Lock | None = None
         self._tokens = WrittenTokens()
         self._expired: set[SessionTrace] = set()
-        self._closed_paths: list[str] = []
-        """Trace files of expired sessions (scrubbed again at close with the secrets learnt since)."""
+        self._closed_paths = bytearray()
+        """Trace files of expired sessions, one per line (scrubbed again at close with the secrets learnt
+        since). One buffer, not a string each: thousands of small objects outliving their sessions would keep
+        the memory of everything allocated around them from going back to the system."""
         self._by_path: dict[Path, SessionTrace] = {}
 
     # -- the records of one exchange -------------------------------------------------------------------
@@ -255,13 +258,17 @@ class Recorder:
             self._taken.discard(trace.path)
             if trace.path.exists():
                 _scrub_quietly(trace.path, self.redactor)
-                self._closed_paths.append(str(trace.path))
+                self._closed_paths += str(trace.path).encode("utf-8", "surrogateescape") + b"\n"
 
     def drop_closed(self) -> None:
         """Forget the traces ``close_session`` closed (once per batch of expired sessions)."""
         if self._expired:
             self.traces = [trace for trace in self.traces if trace not in self._expired]
-            self._expired.clear()
+            self._expired = set()
+            # Rebuilt, not just emptied: containers keep their largest size, and so would the process.
+            self._by_path = dict(self._by_path)
+            self._taken = set(self._taken)
+            self._tokens.compact()
 
     def _may_hold(self, secrets: list[str] | None) -> list[SessionTrace]:
         if secrets is None:
@@ -286,10 +293,11 @@ class Recorder:
             finally:
                 if trace.path is not None and trace.path.exists():
                     _scrub_quietly(trace.path, self.redactor)
-        for closed in self._closed_paths:
-            if Path(closed).exists():
-                _scrub_quietly(Path(closed), self.redactor)
-        self.stats.sessions = len(self._closed_paths) + sum(
+        closed_paths = [Path(os.fsdecode(line)) for line in bytes(self._closed_paths).splitlines()]
+        for closed in closed_paths:
+            if closed.exists():
+                _scrub_quietly(closed, self.redactor)
+        self.stats.sessions = len(closed_paths) + sum(
             1 for trace in self.traces if trace.path is not None and trace.path.exists()
             and trace is not getattr(self._side, "trace", None))  # fmt: skip
 

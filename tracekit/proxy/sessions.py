@@ -319,6 +319,11 @@ class SessionRegistry:
                     self._expired_names.popitem(last=False)
             session.trace = None
         self.sessions = [session for session in self.sessions if session not in gone]
+        # Rebuilt, not just emptied: a dict keeps its largest size, and so would the process.
+        self._named, self._by_reply_id = dict(self._named), dict(self._by_reply_id)
+        self._by_conversation = dict(self._by_conversation)
+        self._by_state = defaultdict(list, self._by_state)
+        self._by_pending_key = defaultdict(list, self._by_pending_key)
 
     def _unindex_state(self, session: Session) -> None:
         if not session.chain or session.provider is None:

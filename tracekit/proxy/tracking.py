@@ -23,7 +23,7 @@ from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
 from tracekit.proxy.keys import request_key
 from tracekit.proxy.observers import ExchangeObserver, watch_answer
 from tracekit.proxy.recorder import Recorder
-from tracekit.proxy.request import ParsedRequest, derive_conversation
+from tracekit.proxy.request import SEEN_MESSAGES, ParsedRequest, derive_conversation
 from tracekit.proxy.sessions import PendingTurn, Session, SessionRegistry
 from tracekit.redact import Redactor
 
@@ -166,6 +166,8 @@ class ExchangeTracker:
         if self.recorder is not None:
             self.recorder.drop_closed()
         self.registry.forget(expired)
+        if not self.registry.sessions:
+            SEEN_MESSAGES.clear()  # (a cache of what the sessions sent: nothing in it can hit any more)
         return len(expired)
 
     def close(self) -> None:

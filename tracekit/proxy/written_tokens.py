@@ -75,6 +75,11 @@ class WrittenTokens:
                 if not holders:
                     del self._holders[word]
 
+    def compact(self) -> None:
+        """Give back the room of forgotten files (a dict keeps its largest size otherwise)."""
+        self._holders = dict(self._holders)
+        self._words = dict(self._words)
+
 
 class IndexingRedactor(Redactor):
     """What one trace file is written through: the recorder's redactor, noting the words that reach the file.
