@@ -40,12 +40,13 @@ async def _send(url: str, first: int, count: int) -> None:
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     for number in range(first, first + count):
-        body = json.dumps({"model": "claude-bench", "max_tokens": 16, "messages": [
-            {"role": "user", "content": f"会话 {number}：北京明天天气怎么样？请详细说明。"}]}, ensure_ascii=False).encode()  # fmt: skip
+        question = {"role": "user", "content": f"会话 {number}：北京明天天气怎么样？请详细说明。"}
+        body = json.dumps({"model": "claude-bench", "max_tokens": 16, "messages": [question]}).encode()
         writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"anthropic-version: 2023-06-01\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))  # fmt: skip
         head = await reader.readuntil(b"\r\n\r\n")
-        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        lines = head.split(b"\r\n")
+        length = int(next(line.split(b":")[1] for line in lines if line.lower().startswith(b"content-length")))
         await reader.readexactly(length)
     writer.close()
 

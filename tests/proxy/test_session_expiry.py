@@ -27,7 +27,8 @@ def test_an_idle_named_session_is_closed_and_continues_in_a_linked_file(tmp_path
     guard = LiveGuard()
     with recording(["一", "二", "三"], out, observer=guard) as (_, proxy):
         _ask(proxy.url, "第一句", "agent")
-        _ask(proxy.url, "第二句", "agent", [{"role": "user", "content": "第一句"}, {"role": "assistant", "content": "一"}])
+        history = [{"role": "user", "content": "第一句"}, {"role": "assistant", "content": "一"}]
+        _ask(proxy.url, "第二句", "agent", history)
         assert proxy.expire_idle(0) == 1
         tracker = proxy.proxy.tracker
         assert tracker.sessions == [] and guard.sessions == {}

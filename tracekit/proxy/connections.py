@@ -25,7 +25,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -52,7 +52,7 @@ class ConnectionLimits:
 class ConnectionEvents:
     """Counts what happened to connections; the first of each kind is logged, the rest only counted."""
 
-    MESSAGES = {
+    MESSAGES: ClassVar[dict[str, str]] = {
         "header_timeout": "closed a connection that sent no whole request head within {limit:g} s "
                           "(header_timeout); later ones are counted, not logged",
         "refused": "refused a connection with 503: {limit} connections are open (max_connections); later "
@@ -173,8 +173,8 @@ class _AcceptErrors(logging.Filter):
         self.count += 1
         if self.count > 1:
             return False
-        record.msg = ("tracekit: the proxy ran out of file descriptors accepting a connection; it retries every "
-                      "second. Lower max_connections or raise the limit (ulimit -n); later ones are counted")  # fmt: skip
+        record.msg = ("tracekit: the proxy ran out of file descriptors accepting a connection; it retries "
+                      "every second. Lower max_connections or raise ulimit -n; later ones are counted")  # fmt: skip
         record.args = ()
         record.exc_info = None
         record.exc_text = None

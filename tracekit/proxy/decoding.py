@@ -16,28 +16,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 
+from tracekit.errors import BodyRefused, ResponseTooLarge, UndecodableResponse
+
+__all__ = ["ACCEPTED_ENCODINGS", "PIECE", "BodyRefused", "Decoder", "ResponseTooLarge", "UndecodableResponse"]
+
 #: What the proxy asks the upstream for (``Accept-Encoding``); it decodes both within bounds.
 ACCEPTED_ENCODINGS = "gzip, deflate"
 #: The most bytes one decoding step yields.
 PIECE = 1024 * 1024
-
-
-class BodyRefused(Exception):
-    """An upstream body the proxy does not pass on (the client gets a 502 with ``str(self)``)."""
-
-    failure = "refused"
-
-
-class ResponseTooLarge(BodyRefused):
-    """The body is larger than the limit once decoded."""
-
-    failure = "too_large"
-
-
-class UndecodableResponse(BodyRefused):
-    """The body is in an encoding the proxy cannot decode within bounds, or is not valid in it."""
-
-    failure = "undecodable"
 
 
 class Decoder:

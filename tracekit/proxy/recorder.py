@@ -279,7 +279,7 @@ class Recorder:
             if found is None:
                 return list(self.traces)
             paths |= found
-        return [self._by_path[path] for path in paths if path in self._by_path]  # type: ignore[index]
+        return [self._by_path[path] for path in paths if path in self._by_path]
 
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were

@@ -27,7 +27,6 @@ from tracekit.proxy.decoding import BodyRefused
 from tracekit.proxy.exchange import Exchange, StreamTee
 from tracekit.proxy.headers import kept_response_headers
 
-
 #: Bytes relayed between two turns given to the rest of the event loop.
 _YIELD_EVERY = 1024 * 1024
 

@@ -168,6 +168,7 @@ class Proxy:
                                            max_response_bytes=config.max_response_bytes)  # fmt: skip
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
                                         config.timing)  # fmt: skip
+        self.other_routes.max_kept = config.max_kept_stream_bytes
         self.misses: list[str] = self.other_routes.misses
         """Every replay miss's message (model routes and other routes), in order."""
         self._closed = False

@@ -32,7 +32,6 @@ from typing import Any
 from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
 
-
 #: Expired session names remembered so that a session coming back names the file it continues.
 EXPIRED_NAMES_KEPT = 65536
 

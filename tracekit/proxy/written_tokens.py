@@ -86,7 +86,7 @@ class IndexingRedactor(Redactor):
 
     Only ``redact_bytes`` is used by the file writer; the rest is the recorder's redactor's."""
 
-    def __init__(self, redactor: Redactor, tokens: WrittenTokens, owner: Hashable) -> None:  # noqa: D107
+    def __init__(self, redactor: Redactor, tokens: WrittenTokens, owner: Hashable) -> None:
         # (no Redactor.__init__: this object holds no secrets of its own, it passes everything on)
         self._inner = redactor
         self._tokens = tokens

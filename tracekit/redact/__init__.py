@@ -24,7 +24,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import AnyStr, NamedTuple
 
 from tracekit.errors import TracekitError
 from tracekit.redact.forms import SECRET_HEADERS, all_forms, environment_secrets, is_secret_header, secret_parts
@@ -151,15 +151,15 @@ class _Compiled(NamedTuple):
     byte_needles: tuple[bytes, ...] | None
 
 
-def _replaced(value: str | bytes, spans: list[tuple[int, int]], replacement: str | bytes) -> str | bytes:
-    pieces = []
+def _replaced(value: AnyStr, spans: list[tuple[int, int]], replacement: AnyStr) -> AnyStr:
+    pieces: list[AnyStr] = []
     position = 0
     for start, end in spans:
         pieces.append(value[position:start])
         pieces.append(replacement)
         position = end
     pieces.append(value[position:])
-    return value[:0].join(pieces)  # type: ignore[arg-type]
+    return value[:0].join(pieces)
 
 
 _default: Redactor | None = None

@@ -101,6 +101,10 @@ def _beyond_ascii(char: str) -> bool:
     return not char.isascii()
 
 
+def _html(char: str) -> bool:
+    return char in "<>&\u2028\u2029"
+
+
 def _html_or_beyond_ascii(char: str) -> bool:
     return not char.isascii() or char in "<>&\u2028\u2029"
 
@@ -110,7 +114,7 @@ def _not_alphanumeric(char: str) -> bool:
 
 
 _WRITERS = [_writer(escaped, slash, upper)
-            for escaped in (_never, _beyond_ascii, _html_or_beyond_ascii, _not_alphanumeric)
+            for escaped in (_never, _beyond_ascii, _html, _html_or_beyond_ascii, _not_alphanumeric)
             for slash in ("/", "\\/", "\\u002f", "\\u002F") for upper in (False, True)]  # fmt: skip
 
 

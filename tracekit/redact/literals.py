@@ -74,8 +74,8 @@ class Literals:
 
     def byte_spans(self, data: bytes) -> list[tuple[int, int]]:
         """Where the words occur in ``data`` (byte offsets, sorted, overlaps merged)."""
-        return _merged([(start, end) for level in self._levels
-                        for _, start, end in level.binary.find_matches_as_indexes(data, overlapping=False)])  # fmt: skip
+        found = [level.binary.find_matches_as_indexes(data, overlapping=False) for level in self._levels]
+        return _merged([(start, end) for matches in found for _, start, end in matches])
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
