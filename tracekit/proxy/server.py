@@ -19,13 +19,11 @@ the exchange, and with it the upstream request; it is recorded as such.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import gc
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 from aiohttp import web
@@ -37,6 +35,7 @@ from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
+from tracekit.proxy.matching import MatchRules
 from tracekit.proxy.observers import (
     ExchangeObserver,
     is_loopback_peer,
@@ -103,23 +102,8 @@ class ProxyConfig:
     """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
     observer: ExchangeObserver | None = None
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
-
-
-def _trim_heap() -> None:
-    """Give freed memory back to the system (glibc keeps it for reuse otherwise, and the process's RSS would
-    not come down after thousands of sessions expired; ``malloc_trim(3)``). Elsewhere: nothing to do."""
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6")
-            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
-
-
-_LIBC: Any = None
+    match_rules: MatchRules = field(default_factory=MatchRules)
+    """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
 
 
 class Proxy:
@@ -143,7 +127,7 @@ class Proxy:
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
-            index = ReplayIndex.load(config.replay_dir)
+            index = ReplayIndex.load(config.replay_dir, rules=config.match_rules)
         self.index = index
         out_dir = config.out_dir
         if replaying and out_dir is None and config.on_miss == "record":
@@ -169,6 +153,8 @@ class Proxy:
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
                                         config.timing)  # fmt: skip
         self.other_routes.max_kept = config.max_kept_stream_bytes
+        self.matches: Counter[str] = Counter()
+        """Model requests answered from recordings, by the rung of the replay ladder that matched."""
         self.misses: list[str] = self.other_routes.misses
         """Every replay miss's message (model routes and other routes), in order."""
         self._closed = False
@@ -223,11 +209,7 @@ class Proxy:
     async def expire_idle(self, idle: float | None = None) -> int:
         """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``); how many."""
         await self.tracker.drain()  # (recordings scheduled first: then nothing awaits until they are closed)
-        expired = self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
-        if expired:
-            gc.collect()
-            _trim_heap()
-        return expired
+        return self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.aclose()
@@ -376,10 +358,17 @@ class Proxy:
             received.source = "fault"
             return fault_answer(exchange.provider, fault)
         if self.index is not None:
-            recorded = self.index.lookup(exchange.turn.sent.key)
-            if recorded is not None:
+            sent = exchange.turn.sent
+            matched = self.index.match(sent.key, exchange.provider, sent.body, exchange.turn.session.id)
+            if matched is not None:
+                recorded, rung = matched
                 received.source = "recording"
-                return recorded_answer(recorded, exchange.request.stream, self.config.timing)
+                self.matches[rung] += 1
+                if rung != "exact":
+                    log.info("tracekit replay: %s answered by the %s rung", recorded.where, rung)
+                answer = recorded_answer(recorded, exchange.request.stream, self.config.timing)
+                answer.headers["x-tracekit-replay-match"] = rung
+                return answer
             if self.upstream is None:
                 sent = exchange.turn.sent
                 answer, message = miss_answer(self.index, exchange.provider, exchange.request.route, sent.body,
