@@ -5,12 +5,15 @@ Each test waits for the server to close the socket (a blocking read returning en
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from tracekit.testing import text_reply
 
 from .helpers import recording
 
@@ -66,3 +69,18 @@ def test_past_the_connection_cap_a_client_is_refused_politely(tmp_path: Path) ->
         assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer
         for sock in held:
             sock.close()
+
+
+def test_a_slow_answer_to_a_whole_request_is_not_cut(tmp_path: Path) -> None:
+    """The head timer stops once a request's head is whole: its body in a later packet and an answer that takes
+    longer than ``header_timeout`` are not cut."""
+    slow_answer = text_reply("好的。").delayed(first_byte=1.0)
+    with recording([slow_answer], tmp_path / "rec", header_timeout=0.3) as (_, proxy):
+        sock = _connect(proxy.url)
+        body = json.dumps({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}).encode()
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body))  # fmt: skip
+        sock.sendall(body)
+        answer = _read_until_closed(sock)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 200") and "好的".encode() in answer

@@ -15,6 +15,7 @@ wrapped in a ``_Guarded`` one that:
 Example::
 
     site = GuardedSite(runner, sock, ConnectionLimits(header_timeout=30, max_connections=512))
+    proxy.answered = site.answered      # the application tells it when each request was answered
     await site.start()
 """
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -79,6 +79,8 @@ class _Guarded(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._tail = b""
         self._counted = False
+        self._in_request = False
+        """A whole head came and its request is not answered yet: no head timer until it is."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -89,7 +91,7 @@ class _Guarded(asyncio.Protocol):
             transport.write(_REFUSAL % (len(_REFUSAL_BODY), _REFUSAL_BODY))
             transport.close()
             return
-        site.open.add(self)
+        site.open[transport] = self
         self._counted = True
         self._inner.connection_made(transport)
         self._arm()
@@ -107,7 +109,7 @@ class _Guarded(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._counted:
             return
-        if self._timer is None and not self._site.busy(self._transport):
+        if self._timer is None and not self._in_request:
             self._tail = b""
             self._arm()  # a new request starts on a kept-alive connection
         if self._timer is not None:
@@ -115,6 +117,7 @@ class _Guarded(asyncio.Protocol):
             if _HEAD_END in seen:
                 self._timer.cancel()
                 self._timer = None
+                self._in_request = True  # (its body, if slow, meets the proxy's body timeout)
             self._tail = seen[-3:]
         self._inner.data_received(data)
 
@@ -126,8 +129,12 @@ class _Guarded(asyncio.Protocol):
             self._timer.cancel()
             self._timer = None
         if self._counted:
-            self._site.open.discard(self)
+            self._site.open.pop(self._transport, None)
             self._inner.connection_lost(exc)
+
+    def answered(self) -> None:
+        """The request on this connection was answered: the next bytes start a new head."""
+        self._in_request = False
 
     def pause_writing(self) -> None:
         if self._counted:
@@ -141,14 +148,18 @@ class _Guarded(asyncio.Protocol):
 class GuardedSite(web.SockSite):
     """``web.SockSite`` whose connections are bounded (see the module docstring)."""
 
-    def __init__(self, runner: web.AppRunner, sock: Any, limits: ConnectionLimits,
-                 busy: Callable[[Any], bool] | None = None) -> None:  # fmt: skip
+    def __init__(self, runner: web.AppRunner, sock: Any, limits: ConnectionLimits) -> None:
         super().__init__(runner, sock, backlog=512)
         self.limits = limits
         self.events = ConnectionEvents()
-        self.open: set[_Guarded] = set()
-        self.busy: Callable[[Any], bool] = busy or (lambda transport: False)
-        """Whether a request is being handled on the connection of ``transport`` (its head timer is then off)."""
+        self.open: dict[Any, _Guarded] = {}
+        """The connections served now, by transport."""
+
+    def answered(self, transport: Any) -> None:
+        """A request on the connection of ``transport`` was answered (the application says so)."""
+        guarded = self.open.get(transport)
+        if guarded is not None:
+            guarded.answered()
 
     async def start(self) -> None:
         await web.BaseSite.start(self)

@@ -88,7 +88,9 @@ async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]
     await runner.setup()
     quiet_accept_errors()
     bounds = ConnectionLimits(config.header_timeout, config.idle_timeout, config.max_connections)
-    await GuardedSite(runner, sock, bounds, proxy.busy).start()
+    site = GuardedSite(runner, sock, bounds)
+    proxy.answered = site.answered
+    await site.start()
     return runner, url_of(host, sock.getsockname()[1])
 
 

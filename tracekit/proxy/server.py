@@ -106,6 +106,9 @@ class ProxyConfig:
     """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
 
 
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
 class Proxy:
     """The record/replay proxy as an aiohttp application (see the module docstring)."""
 
@@ -160,7 +163,8 @@ class Proxy:
         self._closed = False
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
-        self._busy: set[object] = set()
+        self.answered: Callable[[object], None] | None = None
+        """Told the transport of each request answered (``connections.GuardedSite.answered``)."""
         self._sweeper: asyncio.Task[None] | None = None
         self.slow_bodies = 0
         """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
@@ -170,7 +174,7 @@ class Proxy:
         that a client going away cancels its exchange)."""
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
-                              middlewares=[self._mark_busy])  # fmt: skip
+                              middlewares=[self._note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
         for route in ROUTES:
@@ -180,19 +184,14 @@ class Proxy:
         app.on_cleanup.append(self._cleanup)
         return app
 
-    def busy(self, transport: object) -> bool:
-        """Whether a request is being handled on the connection of ``transport`` (``connections``)."""
-        return transport in self._busy
-
     @web.middleware
-    async def _mark_busy(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:  # fmt: skip
+    async def _note_answered(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
         transport = request.transport
-        self._busy.add(transport)
         try:
             return await handler(request)
         finally:
-            self._busy.discard(transport)
+            if self.answered is not None:
+                self.answered(transport)
 
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:
