@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Any
 from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+<<<<<<< HEAD
 from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
+=======
+from tracekit.analyze.tool_side import tool_side_stats
+>>>>>>> mcp
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
@@ -132,6 +136,7 @@ def analyze_trace(
             )
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
+<<<<<<< HEAD
     return TraceResult.built(
         trace_id=header.trace_id,
         session=header.session,
@@ -151,6 +156,38 @@ def analyze_trace(
         problems=problems,
         trace_file=settings.sources.trace_file(path) if path is not None else None,
     )  # fmt: skip
+=======
+    entry = {
+        "trace_id": header.trace_id,
+        "session": header.session,
+        "source": settings.sources.source(path) if path is not None else None,
+        "meta": header.meta,
+        "case_id": case.id if case is not None else header.case_id,
+        "run": run_name(header.source, header.model),
+        "group": header.group,
+        "repeat": header.repeat,
+        "stats": {
+            "llm_calls": stats.llm_calls,
+            "tool_calls": stats.tool_calls,
+            "tool_errors": stats.tool_errors,
+            "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+        },
+        "tool_calls": [
+            {"index": n.index, "name": n.tool, "input": n.arguments, "is_error": n.is_error, "history": n.history}
+            for n in graph.nodes
+        ],
+        "findings": [finding.to_dict() for finding in findings],
+        "guard": [_guard_entry(record) for record in trace.kind("guard")],
+        "verdict": verdict,
+        "problems": problems,
+        "trace_file": settings.sources.trace_file(path) if path is not None else None,
+    }  # fmt: skip
+    tool_side = tool_side_stats(trace)
+    if tool_side is not None:  # what the MCP tool servers really did (tracekit mcp record), when recorded
+        entry["tool_side"] = tool_side
+    return entry
+>>>>>>> mcp
 
 
 def _finding_entry(finding: Finding) -> FindingEntry:
