@@ -23,6 +23,9 @@ and where (file, line, field), so that a person knows what to fix::
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
+ ├── BodyRefused           an upstream body the proxy does not pass on (answered with a 502):
+ │    ├── ResponseTooLarge      larger than --max-response-bytes once decoded (a gzip bomb)
+ │    └── UndecodableResponse   in an encoding the proxy did not ask for, or not valid in it
      └── InputError            the CLI: bad usage or unreadable input (also a click.ClickException,
                                printed as ``Error: ...``, exit status 2)
 
@@ -118,6 +121,25 @@ class GuardConfigError(TracekitError):
 
 class CaseVerdictFailed(TracekitError):
     """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
+
+
+class BodyRefused(TracekitError):
+    """An upstream body the proxy does not pass on (the client gets a 502 with the message)."""
+
+    failure = "refused"
+    """How the exchange's transport failure is recorded."""
+
+
+class ResponseTooLarge(BodyRefused):
+    """An upstream body larger than the limit once decoded (``--max-response-bytes``)."""
+
+    failure = "too_large"
+
+
+class UndecodableResponse(BodyRefused):
+    """An upstream body in an encoding the proxy did not ask for, or not valid in it."""
+
+    failure = "undecodable"
 
 
 class InputError(TracekitError, click.ClickException):

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracekit.cli.guard_option import guard_observer, guard_option
+from tracekit.proxy.limits import chosen_limits, limit_options
 from tracekit.proxy.options import HOST_HELP, body_options, timeout_options
 
 
@@ -22,6 +23,7 @@ from tracekit.proxy.options import HOST_HELP, body_options, timeout_options
 @click.option("--redact", "redact", multiple=True, metavar="VALUE",
               help="A secret to keep out of the traces (repeatable; 're:' + a regular expression).")  # fmt: skip
 @body_options
+@limit_options
 @timeout_options
 @click.option("--fsync", is_flag=True, help="fsync every record (slower; survives power loss).")
 @guard_option
@@ -67,6 +69,7 @@ def record(
         redactor=redactor_with(redact),
         fsync=fsync,
         max_body_bytes=max_body_bytes,
+        **chosen_limits(),
         secret_fields=redact_fields,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,

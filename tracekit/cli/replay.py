@@ -8,6 +8,7 @@ import click
 
 from tracekit.cli.guard_option import guard_observer, guard_option
 from tracekit.errors import InputError, TracekitError
+from tracekit.proxy.limits import chosen_limits, limit_options
 from tracekit.proxy.options import HOST_HELP, body_options
 
 
@@ -33,6 +34,7 @@ from tracekit.proxy.options import HOST_HELP, body_options
               help="Do not leave out the per-run fields of the clients tracekit knows (the Codex CLI's ids, ...).")
 @click.option("--redact", "redact", multiple=True, metavar="VALUE", help="A secret to keep out of written traces.")
 @body_options
+@limit_options
 @guard_option
 def replay(
     directory: Path,
@@ -91,6 +93,7 @@ def replay(
         timing=timing,
         on_miss=on_miss,
         max_body_bytes=max_body_bytes,
+        **chosen_limits(),
         secret_fields=redact_fields,
         observer=guard_observer(guard_file),
         match_rules=match_rules(directory, ignore, builtin=not no_builtin_rules),

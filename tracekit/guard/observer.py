@@ -36,6 +36,8 @@ class LiveGuard:
         self.plan = SessionPlan(self.config, self.options)
         self.sessions: dict[str, GuardSession] = {}
         self._refused: set[str] = set()
+        self._finished: dict[str, list[Finding]] = {}
+        """Findings of sessions closed while the proxy runs (only those that found something)."""
 
     def observe(self, seen: Seen) -> Decision | None:
         """The proxy's hook (``ExchangeObserver``)."""
@@ -68,9 +70,19 @@ class LiveGuard:
         now = time.time()
         return {name: session.status(now) for name, session in self.sessions.items()}
 
+    def close(self, session_id: str) -> None:
+        """The proxy closed an idle session: finish it now and release its state (its findings are kept)."""
+        session = self.sessions.pop(session_id, None)
+        self._refused.discard(session_id)
+        if session is not None:
+            found = session.finish()
+            if found:
+                self._finished[session_id] = found
+
     def findings(self) -> dict[str, list[Finding]]:
-        """Every session's findings once it is over (the calls left are fed first)."""
-        return {name: session.finish() for name, session in self.sessions.items()}
+        """Every session's findings once it is over (the calls left are fed first); sessions closed while the
+        proxy ran are included when they found something."""
+        return {**self._finished, **{name: session.finish() for name, session in self.sessions.items()}}
 
 
 def with_note(provider: str, body: dict[str, Any], note: str) -> dict[str, Any] | None:

@@ -205,10 +205,31 @@ class AnthropicStreamAssembler(AssemblerBase):
     def __init__(self) -> None:
         super().__init__()
         self._message: dict[str, Any] | None = None
-        self._json: dict[int, str] = {}
+        # Deltas kept as lists of pieces, joined (and tool input parsed) when the body is read: joining the
+        # growing text at every delta made a long stream cost quadratic time (issue 27: 60 MB in 54 s).
+        self._pieces: dict[tuple[int, str], list[str]] = {}
 
     def _snapshot_body(self) -> dict[str, Any]:
-        return copy.deepcopy(self._message) if self._message is not None else {}
+        if self._message is None:
+            return {}
+        content = self._message["content"]
+        for (index, field), pieces in self._pieces.items():
+            joined = "".join(pieces)
+            pieces[:] = [joined]  # (joined once: a later read joins only what came since)
+            if field == "partial_json":
+                if joined:
+                    content[index]["input"] = parse_partial_json(joined)
+            else:
+                content[index][field] = joined
+        return copy.deepcopy(self._message)
+
+    def _piece(self, index: int, field: str, block: dict[str, Any], text: Any) -> None:
+        pieces = self._pieces.get((index, field))
+        if pieces is None:
+            start = block.get(field, "") if field != "partial_json" else ""
+            pieces = self._pieces[(index, field)] = [start] if isinstance(start, str) and start else []
+        if isinstance(text, str):
+            pieces.append(text)
 
     def feed(self, event: ServerSentEvent) -> None:
         """Apply one event (``ping`` and unknown events are ignored, as by the SDK)."""
@@ -246,19 +267,16 @@ class AnthropicStreamAssembler(AssemblerBase):
         block, delta = content[index], data.get("delta") or {}
         kind, block_type = delta.get("type"), block.get("type")
         if kind == "text_delta" and block_type == "text":
-            block["text"] = block.get("text", "") + delta.get("text", "")
+            self._piece(index, "text", block, delta.get("text", ""))
         elif kind == "input_json_delta" and block_type in _TOOL_INPUT_BLOCKS:
-            buffer = self._json.get(index, "") + delta.get("partial_json", "")
-            self._json[index] = buffer
-            if buffer:
-                block["input"] = parse_partial_json(buffer)
+            self._piece(index, "partial_json", block, delta.get("partial_json", ""))
         elif kind == "citations_delta" and block_type == "text":
             if block.get("citations"):
                 block["citations"].append(delta.get("citation"))
             else:
                 block["citations"] = [delta.get("citation")]
         elif kind == "thinking_delta" and block_type == "thinking":
-            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+            self._piece(index, "thinking", block, delta.get("thinking", ""))
         elif kind == "signature_delta" and block_type == "thinking":
             block["signature"] = delta.get("signature")
         elif kind == "compaction_delta" and block_type == "compaction":

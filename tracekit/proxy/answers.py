@@ -16,8 +16,10 @@ from multidict import CIMultiDict
 
 from tracekit.intercepts import Fault
 from tracekit.providers.base import Provider
+from tracekit.proxy.decoding import ACCEPTED_ENCODINGS, Decoder, ResponseTooLarge
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import client_response_headers, upstream_request_headers
+from tracekit.proxy.limits import MAX_RESPONSE_BYTES
 from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.request_secrets import SecretSink
 
@@ -85,18 +87,33 @@ class Answer:
 
 
 class UpstreamAnswer(Answer):
-    """An answer streaming from the upstream API."""
+    """An answer streaming from the upstream API, decoded within bounds (``decoding``)."""
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, max_bytes: int = MAX_RESPONSE_BYTES) -> None:
         super().__init__(response.status, client_response_headers(response.headers))
         self._response = response
+        self._max_bytes = max_bytes
 
     async def read(self) -> bytes:
-        return await self._response.read()
+        """The whole decoded body; ``ResponseTooLarge`` past ``max_bytes`` (nothing more is read or kept)."""
+        decoder = Decoder(self._response.headers.get("Content-Encoding"))
+        parts = []
+        async for chunk in self._response.content.iter_any():
+            for piece in decoder.feed(chunk):
+                if decoder.decoded > self._max_bytes:
+                    raise ResponseTooLarge(
+                        f"the upstream body is larger than {self._max_bytes:,} bytes once decoded "
+                        f"(--max-response-bytes); {decoder.describe()} when the proxy stopped reading"
+                    )
+                parts.append(piece)
+        return b"".join(parts)
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        """The decoded body as it comes, in pieces of at most ``decoding.PIECE`` bytes."""
+        decoder = Decoder(self._response.headers.get("Content-Encoding"))
         async for chunk in self._response.content.iter_any():
-            yield chunk
+            for piece in decoder.feed(chunk):
+                yield piece
 
     def close(self) -> None:
         self._response.close()
@@ -117,12 +134,14 @@ class UpstreamClient:
         *,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         base_url, self._basic_auth = split_credentials(base_url, redactor)
         self.base_url = base_url.rstrip("/")
         self.redactor = redactor
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self._max_response_bytes = max_response_bytes
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
@@ -135,7 +154,7 @@ class UpstreamClient:
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),  # a proxy keeps no cookies between its clients
                 timeout=timeout,
-                auto_decompress=True,
+                auto_decompress=False,  # decoded by ``decoding``, within bounds
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             )
 
@@ -163,6 +182,9 @@ class UpstreamClient:
             await self.start()
         assert self._session is not None
         forwarded = upstream_request_headers(headers, self.redactor)
+        # Only the encodings the proxy decodes within bounds (the client gets the body decoded either way).
+        forwarded.popall("accept-encoding", None)
+        forwarded["Accept-Encoding"] = ACCEPTED_ENCODINGS
         if self._basic_auth is not None and "authorization" not in forwarded:
             forwarded["authorization"] = self._basic_auth
         try:
@@ -180,7 +202,7 @@ class UpstreamClient:
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
             detail = f"upstream closed the connection before responding: {exc!r}"
             return Answer(502, CIMultiDict(), failure="reset", failure_detail=detail)
-        return UpstreamAnswer(response)
+        return UpstreamAnswer(response, self._max_response_bytes)
 
 
 def split_credentials(url: str, redactor: SecretSink) -> tuple[str, str | None]:

@@ -19,6 +19,7 @@ import orjson
 from tracekit.intercepts import NO_FAULTS, ActiveFaults, Injection
 from tracekit.providers.base import Provider
 from tracekit.providers.sse import SSEParser
+from tracekit.proxy import limits
 from tracekit.proxy.raw_text import text_of
 from tracekit.proxy.request import Conversation, ParsedRequest
 from tracekit.proxy.sessions import Session
@@ -33,6 +34,8 @@ replay-miss error, or an observer's refusal (the live guard stopping a session).
 
 #: Transport failures that happen before any response arrived (the proxy answers with an error of its own).
 NO_RESPONSE_FAILURES = frozenset({"connect", "connect_timeout", "reset"})
+#: Bodies the proxy refused to pass on (``decoding``): the client got a 502 saying why, not to be retried.
+REFUSED_FAILURES = frozenset({"too_large", "undecodable"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,19 +86,31 @@ class Turn:
 
 
 class StreamTee:
-    """Keeps the SSE chunks an exchange passed on (the exact bytes), and parses them into events."""
+    """Keeps the SSE chunks an exchange passed on (the exact bytes), and parses them into events: the first
+    ``max_kept`` bytes only. Past them the stream is still passed on to the client, but nothing more is kept
+    or parsed, and the model call is marked ``truncated`` (an endless stream costs bounded memory)."""
 
-    __slots__ = ("_parser", "_t0", "assembler", "chunks", "offsets_ms")
+    __slots__ = ("_parser", "_t0", "assembler", "chunks", "kept", "max_kept", "offsets_ms", "passed", "truncated")
 
-    def __init__(self, provider: Provider, t0: float) -> None:
+    def __init__(self, provider: Provider, t0: float, max_kept: int = limits.MAX_KEPT_STREAM_BYTES) -> None:
         self.assembler = provider.stream_assembler()
         self.chunks: list[bytes] = []
         self.offsets_ms: list[float] = []
+        self.kept = 0
+        self.passed = 0
+        """Bytes of the stream seen, kept or not."""
+        self.max_kept = max_kept
+        self.truncated = False
         self._parser = SSEParser()
         self._t0 = t0
 
     def feed(self, chunk: bytes, arrived: float) -> None:
         """Record one chunk that arrived at ``arrived`` (perf counter)."""
+        self.passed += len(chunk)
+        if self.truncated or self.kept + len(chunk) > self.max_kept:
+            self.truncated = True
+            return
+        self.kept += len(chunk)
         self.chunks.append(chunk)
         events = self._parser.feed(chunk)
         if events:
@@ -106,6 +121,8 @@ class StreamTee:
 
     def close(self, ended: float) -> None:
         """End of stream: a last event without its blank line still counts (as the SDKs do)."""
+        if self.truncated:
+            return
         for event in self._parser.close():
             self.assembler.feed(event)
             self.offsets_ms.append(round((ended - self._t0) * 1000, 3))
@@ -203,6 +220,10 @@ def settle(exchange: Exchange) -> Outcome:
         response = assembler.body() or None
         error = provider.response_error(assembler.error) if assembler.error else None
         partial = not assembler.done and error is None
+        if received.tee.truncated:
+            tee = received.tee
+            error = {"type": "stream_truncated", "message": f"the stream passed {tee.passed:,} bytes on; the trace "
+                     f"keeps the first {tee.kept:,} (max_kept_stream_bytes is {tee.max_kept:,})"}  # fmt: skip
     elif received.body is not None:
         response, parse_error = _json_object(received.body)
         if response is not None:
@@ -218,6 +239,9 @@ def settle(exchange: Exchange) -> Outcome:
     failure = received.failure
     if failure is not None and not received.answered:
         error = {"type": "transport_error", "message": received.failure_detail or failure}
+    elif failure in REFUSED_FAILURES:
+        partial = True
+        error = {"type": f"response_{failure}", "message": received.failure_detail or failure}
     elif failure == "cancelled":
         partial = True
         error = {"type": "proxy_stopped", "message": "the proxy stopped before the exchange ended"}
@@ -255,4 +279,6 @@ def _retryable(received: Reception, status: int) -> bool:
         return False
     if received.failure in NO_RESPONSE_FAILURES:
         return True
+    if received.failure in REFUSED_FAILURES:
+        return False
     return status in RETRIED_STATUSES or status >= 500

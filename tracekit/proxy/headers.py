@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from tracekit.proxy.request_secrets import SecretSink
-from tracekit.redact import REPLACEMENT, SECRET_HEADERS
+from tracekit.redact import REPLACEMENT, is_secret_header
 
 SESSION_HEADER = "x-tracekit-session"
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
@@ -40,16 +40,18 @@ def upstream_request_headers(headers: Mapping[str, str], redactor: SecretSink) -
         lower = name.lower()
         if lower in _NOT_FORWARDED_REQUEST or lower in named:
             continue
-        if lower in SECRET_HEADERS:
+        if is_secret_header(lower):
             redactor.add_secret(value)
         forwarded.add(name, value)
     return forwarded
 
 
-def register_secrets(headers: Mapping[str, str], redactor: SecretSink) -> None:
-    """Register the values of secret headers (replay mode forwards nothing but still never writes them)."""
-    for name, value in headers.items():
-        if name.lower() in SECRET_HEADERS:
+def register_secrets(headers: Mapping[str, str] | Iterable[tuple[str, str]], redactor: SecretSink) -> None:
+    """Register the values of secret headers (replay mode forwards nothing but still never writes them).
+    Given the request's own headers (a multidict's ``items()``), every value of a repeated header counts."""
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    for name, value in items:
+        if is_secret_header(name):
             redactor.add_secret(value)
 
 
@@ -69,13 +71,13 @@ def kept_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 def recorded_request_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The request headers an ``http_exchange`` record keeps: not hop-by-hop, secret values replaced."""
-    return {name: REPLACEMENT if name in SECRET_HEADERS else value
+    return {name: REPLACEMENT if is_secret_header(name) else value
             for name, value in headers.items() if name not in _NOT_FORWARDED_REQUEST}  # fmt: skip
 
 
 def recorded_response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The response headers an ``http_exchange`` record keeps (and replay gives back)."""
-    return {name.lower(): (REPLACEMENT if name.lower() in SECRET_HEADERS else value)
+    return {name.lower(): (REPLACEMENT if is_secret_header(name) else value)
             for name, value in headers if name.lower() not in _NOT_FORWARDED_RESPONSE}  # fmt: skip
 
 

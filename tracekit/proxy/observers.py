@@ -93,7 +93,8 @@ class Decision:
 
 
 class ExchangeObserver(Protocol):
-    """Watches exchanges (see the module docstring)."""
+    """Watches exchanges (see the module docstring). An observer may also have ``close(session_id)``, called
+    when the proxy closes an idle session (``ProxyConfig.session_idle_timeout``): release what it holds."""
 
     def observe(self, seen: Seen) -> Decision | None:
         """Called before a request is answered and once its answer is known."""

@@ -21,7 +21,9 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
 
+from tracekit.proxy import limits
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, UPSTREAM_READ_ERRORS, Answer, UpstreamClient, read_failure
+from tracekit.proxy.decoding import BodyRefused
 from tracekit.proxy.headers import SESSION_HEADER, recorded_request_headers, recorded_response_headers
 from tracekit.proxy.keys import route_key
 from tracekit.proxy.raw_text import text_of
@@ -91,6 +93,8 @@ class OtherRoutes:
         self.redactor = redactor
         self.timing = timing
         self.misses: list[str] = []
+        self.max_kept = limits.MAX_KEPT_STREAM_BYTES
+        """Bytes of an answer the trace keeps (``ProxyConfig.max_kept_stream_bytes``); marked truncated past them."""
         self._announced: set[tuple[str, str]] = set()
 
     async def handle(self, request: web.Request, raw: bytes, headers: dict[str, str]) -> web.StreamResponse:
@@ -130,27 +134,37 @@ class OtherRoutes:
             provider = provider_for_request(incoming.path, incoming.headers)
             return error_response(provider, answer.status, f"tracekit proxy: {answer.failure_detail}")
         chunks: list[bytes] = []
+        kept = 0
+        truncated = False
         failure: str | None = None
         response = web.StreamResponse(status=answer.status, headers=answer.headers)
         try:
             await response.prepare(request)
             async for chunk in answer.chunks():
-                chunks.append(chunk)
+                # The trace keeps the first ``max_kept`` bytes; the client gets everything.
+                if not truncated and kept + len(chunk) <= self.max_kept:
+                    chunks.append(chunk)
+                    kept += len(chunk)
+                else:
+                    truncated = True
                 await response.write(chunk)
             await response.write_eof()
         except UPSTREAM_READ_ERRORS as exc:
             failure = read_failure(exc)
+        except BodyRefused as exc:
+            failure = exc.failure
         except ConnectionError:
             failure = "client_gone"
         finally:
             answer.close()
-            self._record(incoming, answer, b"".join(chunks), replayed=replayed, failure=failure)
-        if failure in ("cut", "read_timeout"):
+            self._record(incoming, answer, b"".join(chunks), replayed=replayed, failure=failure, truncated=truncated)
+        if failure in ("cut", "read_timeout", "undecodable"):
             return drop_connection(request, response)
         return response
 
     def _record(
-        self, incoming: _Incoming, answer: Answer, body: bytes, *, replayed: bool, failure: str | None = None
+        self, incoming: _Incoming, answer: Answer, body: bytes, *, replayed: bool, failure: str | None = None,
+        truncated: bool = False,
     ) -> None:
         if self.recorder is None:
             return
@@ -178,6 +192,7 @@ class OtherRoutes:
             transport=answer.failure or failure,
             replayed=True if replayed else None,
             escaped=escaped or None,
+            **({"truncated": True} if truncated else {}),
         )
         named = incoming.headers.get(SESSION_HEADER)
         session = self.registry.named_session(named, self.redactor.redact_text(named)) if named else None

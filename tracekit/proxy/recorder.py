@@ -29,12 +29,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tracekit import __version__
 from tracekit.proxy.exchange import Exchange, Outcome
@@ -42,11 +43,14 @@ from tracekit.proxy.records import attempt_error, injection_records, model_call,
 from tracekit.proxy.sessions import Session
 from tracekit.proxy.shared_texts import LONG_TEXT
 from tracekit.proxy.trace_files import SessionTrace, scrub
+from tracekit.proxy.written_tokens import IndexingRedactor, WrittenTokens
 from tracekit.redact import Redactor
-from tracekit.trace import HttpExchange, Intercept
+from tracekit.redact.stream import redact_stream
+from tracekit.trace import ErrorRecord, HttpExchange, Intercept, ModelCall
 from tracekit.trace.models import Header
 
 log = logging.getLogger(__name__)
+_R = TypeVar("_R", ModelCall, ErrorRecord)
 
 #: Trace files kept open at once; a session's file is reopened (cheaply: it exists) when it has more.
 MAX_OPEN_FILES = 128
@@ -98,6 +102,13 @@ class Recorder:
         self._taken: set[Path] = set()
         self._opener = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tracekit-trace-files")
         self._scrubbing: asyncio.Lock | None = None
+        self._tokens = WrittenTokens()
+        self._expired: set[SessionTrace] = set()
+        self._closed_paths = bytearray()
+        """Trace files of expired sessions, one per line (scrubbed again at close with the secrets learnt
+        since). One buffer, not a string each: thousands of small objects outliving their sessions would keep
+        the memory of everything allocated around them from going back to the system."""
+        self._by_path: dict[Path, SessionTrace] = {}
 
     # -- the records of one exchange -------------------------------------------------------------------
 
@@ -130,24 +141,32 @@ class Recorder:
         for record in exchange.turn.extra_records:  # an observer's (the guard's events)
             builder.add(record.model_copy(update={"model_call": index}))
         if final:
-            call = model_call(exchange, outcome)
+            call = self._streamed(model_call(exchange, outcome))
             try:
                 # (appends the call before reading the reply)
                 builder.add_model_call(call, outcome.reply, fingerprint=outcome.reply_fingerprint)
             except Exception as exc:  # as above: the call is kept, say what failed
                 builder.add(underived("reply", f"{type(exc).__name__}: {exc}", call.index, t))
             if outcome.error is not None:
-                builder.add(attempt_error(exchange, outcome, call.index, replayable=False))
+                builder.add(self._streamed(attempt_error(exchange, outcome, call.index, replayable=False)))
             if _is_large(exchange):
                 trace.shared.remember(builder.records[first_new:])
                 trace.shared.share(call)
         else:
-            builder.add(attempt_error(exchange, outcome, index, replayable=True))
+            builder.add(self._streamed(attempt_error(exchange, outcome, index, replayable=True)))
         trace.exchanges += 1
         self.stats.exchanges += 1
         if exchange.received.source == "upstream" and trace.deferred:
             trace.materialize()
         self._flush(trace)
+
+    def _streamed(self, record: _R) -> _R:
+        """``record`` with the secrets of its stream's joined deltas replaced (``redact.stream``): a key the
+        model streamed in pieces is in no single line the file writer scans."""
+        sse = getattr(record, "sse", None)
+        if sse and "sse" not in (getattr(record, "escaped", None) or ()):
+            record.sse = redact_stream(sse, self.redactor)
+        return record
 
     def record_other(self, session: Session | None, record: HttpExchange) -> Path | None:
         """Record a request to another route in ``session``'s trace (the side file without one); its path."""
@@ -199,14 +218,16 @@ class Recorder:
 
     # -- secrets learnt late -----------------------------------------------------------------------------
 
-    async def rescrub(self) -> None:
-        """Scrub every file written so far with the secrets known now (a secret was just learnt). Each file is
-        held meanwhile (its new records wait in memory) and replaced atomically when something changed."""
+    async def rescrub(self, secrets: list[str] | None = None) -> None:
+        """Scrub the files written so far that may hold ``secrets`` (just learnt; None: every file) with the
+        secrets known now. Which files may hold them is looked up in the index of words written
+        (``written_tokens``), so the cost does not grow with what was recorded before. Each file is held
+        meanwhile (its new records wait in memory) and replaced atomically when something changed."""
         if self._scrubbing is None:
             self._scrubbing = asyncio.Lock()
         learnt = time.perf_counter()
         async with self._scrubbing:
-            traces = [trace for trace in self.traces if trace.on_disk]
+            traces = [trace for trace in self._may_hold(secrets) if trace.on_disk]
             if not traces:
                 return
             loop = asyncio.get_running_loop()
@@ -222,6 +243,44 @@ class Recorder:
             await asyncio.shield(job)
         self.scrub_windows_ms.append(round((time.perf_counter() - learnt) * 1000, 3))
 
+    def close_session(self, session: Session) -> None:
+        """The session expired: write what is left of its trace, close the file, scrub it once with every
+        secret known now, and forget it (its path is kept for the scrub at close)."""
+        trace = session.trace
+        if trace is None:
+            return
+        trace.close()
+        self._expired.add(trace)
+        self._open_files.pop(trace, None)
+        if trace.path is not None:
+            self._tokens.forget(trace.path)
+            self._by_path.pop(trace.path, None)
+            self._taken.discard(trace.path)
+            if trace.path.exists():
+                _scrub_quietly(trace.path, self.redactor)
+                self._closed_paths += str(trace.path).encode("utf-8", "surrogateescape") + b"\n"
+
+    def drop_closed(self) -> None:
+        """Forget the traces ``close_session`` closed (once per batch of expired sessions)."""
+        if self._expired:
+            self.traces = [trace for trace in self.traces if trace not in self._expired]
+            self._expired = set()
+            # Rebuilt, not just emptied: containers keep their largest size, and so would the process.
+            self._by_path = dict(self._by_path)
+            self._taken = set(self._taken)
+            self._tokens.compact()
+
+    def _may_hold(self, secrets: list[str] | None) -> list[SessionTrace]:
+        if secrets is None:
+            return list(self.traces)
+        paths: set[object] = set()
+        for secret in secrets:
+            found = self._tokens.candidates(secret)
+            if found is None:
+                return list(self.traces)
+            paths |= found
+        return [self._by_path[path] for path in paths if path in self._by_path]
+
     def close(self) -> None:
         """Close every trace file, then scrub them once more with every secret learnt since they were
         written. One file's failure never keeps the others from closing or from the scrub."""
@@ -234,8 +293,13 @@ class Recorder:
             finally:
                 if trace.path is not None and trace.path.exists():
                     _scrub_quietly(trace.path, self.redactor)
-        self.stats.sessions = sum(1 for trace in self.traces if trace.path is not None and trace.path.exists()
-                                  and trace is not getattr(self._side, "trace", None))  # fmt: skip
+        closed_paths = [Path(os.fsdecode(line)) for line in bytes(self._closed_paths).splitlines()]
+        for closed in closed_paths:
+            if closed.exists():
+                _scrub_quietly(closed, self.redactor)
+        self.stats.sessions = len(closed_paths) + sum(
+            1 for trace in self.traces if trace.path is not None and trace.path.exists()
+            and trace is not getattr(self._side, "trace", None))  # fmt: skip
 
     # -- helpers ---------------------------------------------------------------------------------------
 
@@ -257,11 +321,14 @@ class Recorder:
                 provider=provider,
                 model=model if isinstance(model, str) else None,
                 case_id=self.case_id,
-                meta=dict(self.meta),
+                meta={**self.meta, "continues": session.continues} if session.continues else dict(self.meta),
                 t=t,
             )
-            trace = SessionTrace(header, self._path_for(session), self.redactor, self.fsync, self.deferred,
-                                 self._opener, self._opened)  # fmt: skip
+            path = self._path_for(session)
+            redactor = IndexingRedactor(self.redactor, self._tokens, path) if path is not None else self.redactor
+            trace = SessionTrace(header, path, redactor, self.fsync, self.deferred, self._opener, self._opened)
+            if path is not None:
+                self._by_path[path] = trace
             session.trace = trace
             self.traces.append(trace)
             return trace

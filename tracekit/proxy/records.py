@@ -63,6 +63,7 @@ def model_call(exchange: Exchange, outcome: Outcome) -> ModelCall:
         response_raw=outcome.response_raw,
         response_parse_error=outcome.response_parse_error if outcome.response_raw is not None else None,
         escaped=escaped or None,
+        **({"truncated": True} if received.tee is not None and received.tee.truncated else {}),
     )
 
 

@@ -14,15 +14,21 @@ event (passed on).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
 from tracekit.providers.sse import EventSplitter
+from tracekit.proxy import limits
 from tracekit.proxy.answers import UPSTREAM_READ_ERRORS, Answer, json_answer, read_failure
+from tracekit.proxy.decoding import BodyRefused
 from tracekit.proxy.exchange import Exchange, StreamTee
 from tracekit.proxy.headers import kept_response_headers
+
+#: Bytes relayed between two turns given to the rest of the event loop.
+_YIELD_EVERY = 1024 * 1024
 
 
 class Ending:
@@ -79,7 +85,8 @@ class Ending:
                 self.answer.close()
 
 
-async def relay(request: web.Request, exchange: Exchange, answer: Answer) -> Ending:
+async def relay(request: web.Request, exchange: Exchange, answer: Answer,
+                max_kept: int = limits.MAX_KEPT_STREAM_BYTES) -> Ending:
     """Pass ``answer`` on up to its end, noting it in ``exchange.received`` (see the module docstring)."""
     received = exchange.received
     received.status = answer.status
@@ -95,7 +102,7 @@ async def relay(request: web.Request, exchange: Exchange, answer: Answer) -> End
     try:
         if not answer.streamed:
             return await _relay_body(exchange, answer)
-        return await _relay_stream(request, exchange, answer)
+        return await _relay_stream(request, exchange, answer, max_kept)
     except BaseException:
         answer.close()
         raise
@@ -109,20 +116,29 @@ async def _relay_body(exchange: Exchange, answer: Answer) -> Ending:
         received.fail(read_failure(exc), f"upstream body cut: {exc!r}")
         answer.close()
         return Ending(drop=True)
+    except BodyRefused as exc:  # a body too large once decoded (a gzip bomb), or in an encoding not asked for
+        answer.close()
+        received.fail(exc.failure, str(exc))
+        received.status = 502
+        received.t_first = received.t_end = time.perf_counter()
+        message = f"tracekit proxy: {exc}"
+        refused = json_answer(502, exchange.provider.error_body(502, message), {"x-should-retry": "false"})
+        return Ending(refused, body=await refused.read())
     received.t_first = received.t_end = time.perf_counter()
     received.body = body
     return Ending(answer, body=body, drop=answer.cut)
 
 
-async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer) -> Ending:
+async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer, max_kept: int) -> Ending:
     provider = exchange.provider
     received = exchange.received
-    tee = received.tee = StreamTee(provider, exchange.t0)
+    tee = received.tee = StreamTee(provider, exchange.t0, max_kept)
     response = web.StreamResponse(status=answer.status, headers=answer.headers)
     faults = exchange.turn.faults
     stream_fault = faults.cut_after_events is not None or faults.stream_error is not None
     chunks = _event_chunks(answer.chunks()) if stream_fault else answer.chunks().__aiter__()
     events_sent = 0
+    unyielded = 0
     ending = False
     held: bytes | None = None
     rest: AsyncIterator[bytes] | None = None
@@ -136,9 +152,17 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
             except UPSTREAM_READ_ERRORS as exc:
                 received.fail(read_failure(exc), f"upstream stream cut: {exc!r}")
                 break
+            except BodyRefused as exc:  # not decodable: cut for the client, as it was for the proxy
+                received.fail(exc.failure, str(exc))
+                break
             now = time.perf_counter()
             if received.t_first is None:
                 received.t_first = now
+            unyielded += len(chunk)
+            if unyielded >= _YIELD_EVERY:
+                # A fast upstream and client never make the loop wait: let other requests (/health) run.
+                unyielded = 0
+                await asyncio.sleep(0)
             if stream_fault:
                 if faults.cut_after_events is not None and events_sent >= faults.cut_after_events:
                     received.fail("fault_cut", "stream_cut fault")
@@ -170,7 +194,7 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
     if received.client_gone:
         answer.close()
         return Ending(response=response, drop=True)
-    cut = received.failure in ("cut", "fault_cut", "read_timeout") or answer.cut
+    cut = received.failure in ("cut", "fault_cut", "read_timeout", "undecodable") or answer.cut
     return Ending(answer, response=response, held=held, rest=rest, drop=cut)
 
 

@@ -80,6 +80,11 @@ class SeenMessages:
             self._size += len(key[1])
         return found
 
+    def clear(self) -> None:
+        """Forget every fingerprint."""
+        self._fingerprints.clear()
+        self._size = 0
+
 
 #: The proxy's cache of message fingerprints (one event loop uses it; a lost race only recomputes one).
 SEEN_MESSAGES = SeenMessages()

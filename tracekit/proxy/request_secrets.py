@@ -29,26 +29,28 @@ class LearntSecrets:
 
         learnt = LearntSecrets(redactor)
         register_secrets(headers, learnt)
-        if learnt.take_new():
-            await recorder.rescrub()
+        new = learnt.take_new()
+        if new:
+            await recorder.rescrub(new)
     """
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self._seen: set[str] = set()
-        self._new = False
+        self._new: list[str] = []
 
     def add_secret(self, value: str) -> None:
         """Register ``value`` with the redactor (once) and note that it is new."""
         if value in self._seen:
             return
         self._seen.add(value)
-        self.redactor.add_secret(value)
-        self._new = True
+        if not self.redactor.knows(value):
+            self.redactor.add_secret(value)
+            self._new.append(value)
 
-    def take_new(self) -> bool:
-        """Whether a secret was learnt since the last call."""
-        new, self._new = self._new, False
+    def take_new(self) -> list[str]:
+        """The secrets learnt since the last call."""
+        new, self._new = self._new, []
         return new
 
 #: Query parameters whose values are secrets (names compared in lower case).

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from tracekit.errors import TracekitError
 from tracekit.loop_thread import LoopThread, ThreadServed, stop_on_signals
+from tracekit.proxy.connections import ConnectionLimits, GuardedSite, quiet_accept_errors
 from tracekit.proxy.server import Proxy, ProxyConfig
 
 log = logging.getLogger(__name__)
@@ -81,10 +82,15 @@ async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]
     # In-flight exchanges are stopped by ``stop`` first; the runner's own timeout only bounds closing idle
     # keep-alive connections.
     # handler_cancellation: a client that goes away cancels its exchange, and with it the upstream request.
+    config = proxy.config
     runner = web.AppRunner(proxy.app(), handle_signals=False, access_log=None, shutdown_timeout=0.5,
-                           handler_cancellation=True)  # fmt: skip
+                           handler_cancellation=True, keepalive_timeout=config.idle_timeout)  # fmt: skip
     await runner.setup()
-    await web.SockSite(runner, sock).start()
+    quiet_accept_errors()
+    bounds = ConnectionLimits(config.header_timeout, config.idle_timeout, config.max_connections)
+    site = GuardedSite(runner, sock, bounds)
+    proxy.answered = site.answered
+    await site.start()
     return runner, url_of(host, sock.getsockname()[1])
 
 
@@ -144,6 +150,12 @@ class RunningProxy(ThreadServed):
         if self._thread is None:
             raise RuntimeError("the proxy is not running")
         self._thread.run(self.proxy.written(), timeout=timeout)
+
+    def expire_idle(self, idle: float | None = None, timeout: float = 30) -> int:
+        """Close the sessions idle for ``idle`` seconds now (default: the configured timeout); how many."""
+        if self._thread is None:
+            raise RuntimeError("the proxy is not running")
+        return self._thread.run(self.proxy.expire_idle(idle), timeout=timeout)
 
     def close(self) -> None:
         """Stop serving, finish writing the traces, join the thread."""

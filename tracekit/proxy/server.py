@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from aiohttp import web
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
+from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
@@ -85,10 +87,26 @@ class ProxyConfig:
     """Seconds to open a connection upstream (then the exchange fails with ``transport: connect_timeout``)."""
     read_timeout: float = DEFAULT_READ_TIMEOUT
     """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
+    header_timeout: float = limits.HEADER_TIMEOUT
+    """Seconds a client has to send a request's head (and then its body); then the connection is closed."""
+    idle_timeout: float = limits.IDLE_TIMEOUT
+    """Seconds a kept-alive client connection may stay silent between requests."""
+    max_connections: int = limits.MAX_CONNECTIONS
+    """Client connections served at once; more get a 503 with Retry-After and are closed."""
+    session_idle_timeout: float = limits.SESSION_IDLE_TIMEOUT
+    """Seconds after its last exchange that a session is closed: its trace finished on disk, its memory (and
+    the observer's) freed. A named session that comes back continues in a new file naming the old one."""
+    max_kept_stream_bytes: int = limits.MAX_KEPT_STREAM_BYTES
+    """How much of a stream the trace keeps; the rest is passed on and the model call marked ``truncated``."""
+    max_response_bytes: int = limits.MAX_RESPONSE_BYTES
+    """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
     observer: ExchangeObserver | None = None
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
     match_rules: MatchRules = field(default_factory=MatchRules)
     """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
+
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Proxy:
@@ -103,8 +121,12 @@ class Proxy:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
         if config.max_body_bytes < 1:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
-        if config.connect_timeout <= 0 or config.read_timeout <= 0:
-            raise ValueError("the connect and read timeouts must be positive numbers of seconds")
+        if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
+            raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
+        if config.session_idle_timeout <= 0:
+            raise ValueError("the session idle timeout must be a positive number of seconds")
+        if config.max_connections < 1 or config.max_response_bytes < 1:
+            raise ValueError("max_connections and max_response_bytes must be at least 1")
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -129,9 +151,11 @@ class Proxy:
         self.upstream = None
         if needs_upstream and config.upstream:
             self.upstream = UpstreamClient(config.upstream, self.secrets, connect_timeout=config.connect_timeout,
-                                           read_timeout=config.read_timeout)  # fmt: skip
+                                           read_timeout=config.read_timeout,
+                                           max_response_bytes=config.max_response_bytes)  # fmt: skip
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
                                         config.timing)  # fmt: skip
+        self.other_routes.max_kept = config.max_kept_stream_bytes
         self.matches: Counter[str] = Counter()
         """Model requests answered from recordings, by the rung of the replay ladder that matched."""
         self.misses: list[str] = self.other_routes.misses
@@ -139,12 +163,18 @@ class Proxy:
         self._closed = False
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
+        self.answered: Callable[[object], None] | None = None
+        """Told the transport of each request answered (``connections.GuardedSite.answered``)."""
+        self._sweeper: asyncio.Task[None] | None = None
+        self.slow_bodies = 0
+        """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
 
     def app(self) -> web.Application:
         """The aiohttp application (serve it with ``handler_cancellation=True``, as ``runner.start`` does, so
         that a client going away cancels its exchange)."""
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
-        app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True})
+        app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
+                              middlewares=[self._note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
         for route in ROUTES:
@@ -154,9 +184,31 @@ class Proxy:
         app.on_cleanup.append(self._cleanup)
         return app
 
+    @web.middleware
+    async def _note_answered(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        transport = request.transport
+        try:
+            return await handler(request)
+        finally:
+            if self.answered is not None:
+                self.answered(transport)
+
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:
             await self.upstream.start()
+        self._sweeper = asyncio.create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        """Close idle sessions, checking a few times per ``session_idle_timeout`` (at least every 30 s)."""
+        idle = self.config.session_idle_timeout
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
+            await self.expire_idle()
+
+    async def expire_idle(self, idle: float | None = None) -> int:
+        """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``); how many."""
+        await self.tracker.drain()  # (recordings scheduled first: then nothing awaits until they are closed)
+        return self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.aclose()
@@ -166,6 +218,8 @@ class Proxy:
         if self._closed:
             return
         self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         await self.tracker.drain()
         self.tracker.close()
         if self.upstream is not None:
@@ -212,7 +266,16 @@ class Proxy:
             log.warning("tracekit: refused a body of %d bytes to %s (limit %d)", length, request.path, limit)
             return too_large(request, provider, length, limit)
         try:
-            return await request.read()
+            return await asyncio.wait_for(request.read(), self.config.header_timeout)
+        except asyncio.TimeoutError:
+            self.slow_bodies += 1
+            if self.slow_bodies == 1:
+                log.warning("tracekit: closed a connection whose request body did not arrive within %g s "
+                            "(header_timeout); later ones are counted, not logged", self.config.header_timeout)
+            response = web.json_response({"error": {"type": "request_timeout", "message": "tracekit proxy: the "
+                                          "request body did not arrive in time"}}, status=408)  # fmt: skip
+            response.force_close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             log.warning("tracekit: refused a chunked body of more than %d bytes to %s", limit, request.path)
             return too_large(request, provider, None, limit)
@@ -221,13 +284,16 @@ class Proxy:
         """Register the secrets of the headers and the query string, before anything of the request is written
         (or logged, or made the session's name)."""
         register_secrets(headers, self.secrets)
+        # Every value of a repeated header (``headers`` keeps the last one only).
+        register_secrets(request.headers.items(), self.secrets)
         if request.query_string:
             register_query_secrets(request.query.items(), self.secrets)
 
     async def _scrub_if_learnt(self) -> None:
         """When a secret was just learnt, scrub the files written before it, before answering."""
-        if self.secrets.take_new() and self.tracker.recorder is not None:
-            await self.tracker.recorder.rescrub()
+        new = self.secrets.take_new()
+        if new and self.tracker.recorder is not None:
+            await self.tracker.recorder.rescrub(new)
 
     def _track(self) -> None:
         task = asyncio.current_task()
@@ -269,7 +335,7 @@ class Proxy:
         try:
             if exchange.turn.faults.latency_ms > 0:
                 await asyncio.sleep(exchange.turn.faults.latency_ms / 1000)
-            ending = await relay(request, exchange, await self._answer(exchange))
+            ending = await relay(request, exchange, await self._answer(exchange), self.config.max_kept_stream_bytes)
         except asyncio.CancelledError:  # the proxy is stopping, or the client went away
             if self._stopping:
                 exchange.received.fail("cancelled", "the proxy stopped before the exchange ended")

@@ -25,12 +25,15 @@ import itertools
 import re
 import time
 import uuid
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
+
+#: Expired session names remembered so that a session coming back names the file it continues.
+EXPIRED_NAMES_KEPT = 65536
 
 
 def chain_hashes(fingerprints: list[str], start: int = 0) -> list[int]:
@@ -90,6 +93,16 @@ class Session:
     last_key: str | None = None
     trace: SessionTrace | None = None
     """The recorder's per-session state."""
+    last_active: float = field(default_factory=time.monotonic)
+    """When its last request began or its last answer ended (``time.monotonic``): idle sessions expire."""
+    in_flight: int = 0
+    """Its requests being answered now (a session is never expired mid-exchange)."""
+    reply_ids: list[str] = field(default_factory=list)
+    """The reply ids and kept conversations that find it (forgotten with it)."""
+    header_name: str | None = None
+    """The ``x-tracekit-session`` value that names it, as sent (``named`` has its secrets replaced)."""
+    continues: str | None = None
+    """The trace file of the expired session this one continues (a named session that came back)."""
 
 
 @dataclass
@@ -119,6 +132,8 @@ class SessionRegistry:
         self._by_pending_key: dict[str, list[Session]] = defaultdict(list)
         self._counter = itertools.count(1)
         self._stamp = time.strftime("%Y%m%dT%H%M%S")
+        self._expired_names: OrderedDict[str, str] = OrderedDict()
+        """Named sessions that expired, and their last trace file name (the most recent ``EXPIRED_NAMES_KEPT``)."""
 
     def resolve(
         self,
@@ -143,8 +158,9 @@ class SessionRegistry:
         them already (``Conversation.fingerprints``: derived once per request)."""
         if named:
             header_session = self.named_session(named, label, provider)
-            if conversation:
-                self._by_conversation.setdefault(conversation, header_session)
+            if conversation and conversation not in self._by_conversation:
+                self._by_conversation[conversation] = header_session
+                header_session.reply_ids.append(conversation)
             return self._within(
                 header_session,
                 "header",
@@ -158,6 +174,7 @@ class SessionRegistry:
             kept = self._by_conversation.get(conversation)
             if kept is None:
                 kept = self._by_conversation[conversation] = self._new(provider, None)
+                kept.reply_ids.append(conversation)
                 return Resolution(kept, "new", agent_chain=conversation_chain(messages, fingerprints=fingerprints))
             return self._within(
                 kept, "conversation", key, messages, None, conversation=conversation, fingerprints=fingerprints
@@ -189,6 +206,8 @@ class SessionRegistry:
         session = self._named.get(named)
         if session is None:
             session = self._new(provider, label or named)
+            session.continues = self._expired_names.pop(named, None)
+            session.header_name = named
             self._named[named] = session
         elif session.provider is None:
             session.provider = provider
@@ -255,6 +274,7 @@ class SessionRegistry:
         self.release(session)
         if reply_id:
             self._by_reply_id[reply_id] = session
+            session.reply_ids.append(reply_id)
 
     def release(self, session: Session) -> None:
         """Make the session findable by its conversation again (after an exchange, whatever its outcome)."""
@@ -276,6 +296,33 @@ class SessionRegistry:
         session.pending = pending
         if pending is not None:
             self._by_pending_key[pending.key].append(session)
+
+    def forget(self, sessions: list[Session]) -> None:
+        """Drop expired ``sessions`` from every index (their traces are closed by the recorder); a named one
+        that comes back starts a new session whose ``continues`` names the last trace file."""
+        gone = set(sessions)
+        for session in sessions:
+            self._unindex_state(session)
+            self.set_pending(session, None)
+            for reply_id in session.reply_ids:
+                if self._by_reply_id.get(reply_id) is session:
+                    del self._by_reply_id[reply_id]
+                if self._by_conversation.get(reply_id) is session:
+                    del self._by_conversation[reply_id]
+            named = session.header_name
+            if named is not None and self._named.get(named) is session:
+                del self._named[named]
+                path = getattr(session.trace, "path", None)
+                self._expired_names[named] = path.name if path is not None else session.id
+                while len(self._expired_names) > EXPIRED_NAMES_KEPT:
+                    self._expired_names.popitem(last=False)
+            session.trace = None
+        self.sessions = [session for session in self.sessions if session not in gone]
+        # Rebuilt, not just emptied: a dict keeps its largest size, and so would the process.
+        self._named, self._by_reply_id = dict(self._named), dict(self._by_reply_id)
+        self._by_conversation = dict(self._by_conversation)
+        self._by_state = defaultdict(list, self._by_state)
+        self._by_pending_key = defaultdict(list, self._by_pending_key)
 
     def _unindex_state(self, session: Session) -> None:
         if not session.chain or session.provider is None:

@@ -13,7 +13,11 @@ records are appended in the order things happened, and no lock is needed because
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import logging
+import time
+from typing import Any
 
 import orjson
 
@@ -22,7 +26,7 @@ from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
 from tracekit.proxy.keys import request_key
 from tracekit.proxy.observers import ExchangeObserver, watch_answer
 from tracekit.proxy.recorder import Recorder
-from tracekit.proxy.request import ParsedRequest, derive_conversation
+from tracekit.proxy.request import SEEN_MESSAGES, ParsedRequest, derive_conversation
 from tracekit.proxy.sessions import PendingTurn, Session, SessionRegistry
 from tracekit.redact import Redactor
 
@@ -63,6 +67,8 @@ class ExchangeTracker:
             fingerprints=request.conversation.fingerprints,
         )
         session = resolution.session
+        session.in_flight += 1
+        session.last_active = time.monotonic()
         if session.pending is not None:
             # The session moved on from a failed turn without retrying it again.
             if self.recorder is not None:
@@ -91,6 +97,8 @@ class ExchangeTracker:
         """The answer is known: settle the outcome, advance the session and schedule the recording."""
         turn = exchange.turn
         session = turn.session
+        session.in_flight = max(0, session.in_flight - 1)
+        session.last_active = time.monotonic()
         outcome = settle(exchange)
         if outcome.reply is not None and outcome.response is not None:
             # Only a continuation needs the history it does not send (and the reply id it names).
@@ -137,6 +145,36 @@ class ExchangeTracker:
                 return
             await asyncio.sleep(0)
 
+    def expire(self, idle: float, now: float | None = None) -> int:
+        """Close the sessions idle for ``idle`` seconds (none mid-exchange): a failed turn's model call is
+        written, the trace finished and closed, the observer told (``close``), every index forgets them.
+        Returns how many expired. A named session that comes back continues in a new file (``sessions``)."""
+        cutoff = (time.monotonic() if now is None else now) - idle
+        expired = [session for session in self.registry.sessions
+                   if session.last_active <= cutoff and session.in_flight == 0]  # fmt: skip
+        if not expired:
+            return 0
+        close = getattr(self.observer, "close", None)
+        for session in expired:
+            try:
+                if session.pending is not None and self.recorder is not None:
+                    self.recorder.abandon_attempts(session)
+                if self.recorder is not None:
+                    self.recorder.close_session(session)
+                if callable(close):
+                    close(session.id)
+            except Exception as exc:  # one session's failure must not keep the others open
+                self.recording_errors.append(exc)
+                log.exception("tracekit: could not close idle session %s", session.id)
+        if self.recorder is not None:
+            self.recorder.drop_closed()
+        self.registry.forget(expired)
+        if not self.registry.sessions:
+            SEEN_MESSAGES.clear()  # (a cache of what the sessions sent: nothing in it can hit any more)
+        gc.collect()
+        _trim_heap()
+        return len(expired)
+
     def close(self) -> None:
         """Write the model calls of turns left failed, and close every trace file."""
         if self.recorder is None:
@@ -155,3 +193,20 @@ class ExchangeTracker:
     def sessions(self) -> list[Session]:
         """Every session seen, in order of their first request."""
         return self.registry.sessions
+
+
+def _trim_heap() -> None:
+    """Give freed memory back to the system (glibc keeps it for reuse otherwise, and the process's RSS would
+    not come down after thousands of sessions expired; ``malloc_trim(3)``). Elsewhere: nothing to do."""
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL("libc.so.6")
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: Any = None

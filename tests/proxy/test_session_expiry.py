@@ -1,0 +1,56 @@
+"""Idle sessions expire (issue 27 C / issue 31 item 3): their trace is finished on disk, the proxy and the
+guard forget them, and a named session that comes back continues in a new file whose header names the old
+one. The clients are the real anthropic SDK; expiry is asked for at a point of the test (``expire_idle(0)``),
+the periodic sweep does the same on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anthropic
+
+from tracekit.guard.observer import LiveGuard
+
+from .helpers import kinds, read_records, recording
+
+
+def _ask(url: str, text: str, session: str | None = None, history: list | None = None) -> str:
+    client = anthropic.Anthropic(base_url=url, api_key="tk-expiry-key-0001", max_retries=0)
+    messages = [*(history or []), {"role": "user", "content": text}]
+    headers = {"x-tracekit-session": session} if session else {}
+    reply = client.messages.create(model="claude-x", max_tokens=16, messages=messages, extra_headers=headers)
+    return reply.content[0].text  # type: ignore[union-attr]
+
+
+def test_an_idle_named_session_is_closed_and_continues_in_a_linked_file(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    guard = LiveGuard()
+    with recording(["一", "二", "三"], out, observer=guard) as (_, proxy):
+        _ask(proxy.url, "第一句", "agent")
+        history = [{"role": "user", "content": "第一句"}, {"role": "assistant", "content": "一"}]
+        _ask(proxy.url, "第二句", "agent", history)
+        assert proxy.expire_idle(0) == 1
+        tracker = proxy.proxy.tracker
+        assert tracker.sessions == [] and guard.sessions == {}
+        assert tracker.recorder is not None and tracker.recorder.traces == []
+        first = read_records(out / "agent.jsonl")  # complete on disk while the proxy still runs
+        assert kinds(first).count("model_call") == 2
+        _ask(proxy.url, "回来了", "agent")
+    second = read_records(out / "agent-2.jsonl")
+    assert second[0]["meta"]["continues"] == "agent.jsonl"
+    assert kinds(second).count("model_call") == 1
+    assert kinds(read_records(out / "agent.jsonl")) == kinds(first), "the closed file is left as it was"
+
+
+def test_a_busy_session_is_not_expired_and_a_stitched_one_starts_again_whole(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    with recording(["一", "二"], out) as (_, proxy):
+        _ask(proxy.url, "你好")
+        assert proxy.expire_idle(3600) == 0, "not idle for an hour"
+        assert proxy.expire_idle(0) == 1
+        _ask(proxy.url, "还在吗", history=[{"role": "user", "content": "你好"}, {"role": "assistant", "content": "一"}])
+    files = sorted(out.glob("*.jsonl"))
+    assert len(files) == 2
+    later = read_records(files[1])  # the agent re-sent its history: the new trace holds it whole
+    assert [r["content"] for r in later if r["kind"] == "user_message"] == ["你好", "还在吗"]
+    assert kinds(later).count("model_call") == 1

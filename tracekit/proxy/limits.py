@@ -1,0 +1,69 @@
+"""The proxy's bounds against a hostile upstream or client, with their defaults (docs/security.md).
+
+Each is a ``ProxyConfig`` field of the same name in lower case; the figures are chosen so that no honest
+model API or agent comes near them:
+
+- ``MAX_RESPONSE_BYTES``: a JSON answer larger than this once decoded gets a 502 (twice the 32 MB request
+  limit Anthropic documents; the longest model answers are a few MB).
+- ``MAX_KEPT_STREAM_BYTES``: how much of a stream the trace keeps; the rest is passed on to the client and
+  the model call is marked ``truncated``.
+- ``HEADER_TIMEOUT``: seconds a client has to send a request's head once it connected or sent the previous
+  one; ``IDLE_TIMEOUT``: seconds a kept-alive connection may stay silent between requests.
+- ``MAX_CONNECTIONS``: client connections served at once; more are answered ``503`` and closed.
+- ``SESSION_IDLE_TIMEOUT``: seconds after its last exchange that a session is closed (its trace complete on
+  disk, its memory freed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click  # (only click: the commands show these options without loading the proxy)
+
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_KEPT_STREAM_BYTES = 16 * 1024 * 1024
+HEADER_TIMEOUT = 30.0
+IDLE_TIMEOUT = 120.0
+MAX_CONNECTIONS = 512
+SESSION_IDLE_TIMEOUT = 1800.0
+
+
+#: Each bound's command-line option: (option, ProxyConfig field, type, help).
+_OPTIONS = (
+    ("--max-response-bytes", "max_response_bytes", click.IntRange(min=1), MAX_RESPONSE_BYTES,
+     "A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."),
+    ("--max-kept-stream-bytes", "max_kept_stream_bytes", click.IntRange(min=1), MAX_KEPT_STREAM_BYTES,
+     "How much of a stream the trace keeps; the rest is passed on, the model call marked truncated."),
+    ("--header-timeout", "header_timeout", click.FloatRange(min=0, min_open=True), HEADER_TIMEOUT,
+     "Seconds a client has to send a request's head, and then its body (slow clients are closed)."),
+    ("--idle-timeout", "idle_timeout", click.FloatRange(min=0, min_open=True), IDLE_TIMEOUT,
+     "Seconds a kept-alive client connection may stay silent between requests."),
+    ("--max-connections", "max_connections", click.IntRange(min=1), MAX_CONNECTIONS,
+     "Client connections served at once; more get a 503 with Retry-After."),
+    ("--session-idle-timeout", "session_idle_timeout", click.FloatRange(min=0, min_open=True), SESSION_IDLE_TIMEOUT,
+     "Seconds after its last exchange that a session is closed (trace finished, memory freed); a named "
+     "session that comes back continues in NAME-2.jsonl, whose header names the old file."),
+)  # fmt: skip
+_KEY = "tracekit_proxy_limits"
+
+
+def _remember(field: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        ctx.meta.setdefault(_KEY, {})[field] = value
+        return value
+
+    return store
+
+
+def limit_options(function: Callable[..., None]) -> Callable[..., None]:
+    """The bounds above as options of ``tracekit record`` / ``replay`` (read back with ``chosen_limits``)."""
+    for option, field, kind, default, text in reversed(_OPTIONS):
+        function = click.option(option, type=kind, default=default, show_default=True, expose_value=False,
+                                callback=_remember(field), help=text)(function)  # fmt: skip
+    return function
+
+
+def chosen_limits() -> dict[str, Any]:
+    """The bounds the running command was given, as ``ProxyConfig`` fields."""
+    return dict(click.get_current_context().meta.get(_KEY, {}))

@@ -1,0 +1,109 @@
+"""Secrets a model streams in pieces: found in the joined text of the stream, replaced in its pieces.
+
+A key the model writes in 3- or 4-character deltas (``"text":"sk-a"``, ``"text":"nt-a"``, ...) is in no
+single line of a recorded stream, so scanning the stream's text finds nothing, and replay would serve it
+whole. ``redact_stream`` reads each event's JSON, joins the strings of each channel (the same JSON path in
+the same content block: Anthropic's ``index``, the Responses API's ``output_index`` / ``content_index``,
+OpenAI's ``choices[0].delta.content``) in stream order, finds the secrets in the joined text, and rewrites
+the pieces so that their join holds ``[REDACTED]`` where the secret was: the replacement goes in the piece
+where the secret starts, the rest of the secret is taken out of the pieces that held it. Events with no
+piece of a secret keep their bytes exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:  # (the redactor imports this module)
+    from tracekit.redact import Redactor
+
+REPLACEMENT = "[REDACTED]"
+_DATA = "data:"
+
+
+@dataclass
+class _Piece:
+    line: int
+    """Index of the ``data:`` line whose JSON holds the piece."""
+    path: tuple[Any, ...]
+    start: int
+    end: int
+    """Where the piece sits in its channel's joined text."""
+
+
+@dataclass
+class _Channel:
+    text: list[str] = field(default_factory=list)
+    pieces: list[_Piece] = field(default_factory=list)
+    length: int = 0
+
+
+def redact_stream(sse: str, redactor: Redactor) -> str:
+    """``sse`` (an SSE stream's text) with every secret of its joined deltas replaced (see the module docstring)."""
+    lines = sse.split("\n")
+    payloads: dict[int, Any] = {}
+    channels: dict[tuple[Any, ...], _Channel] = {}
+    for number, line in enumerate(lines):
+        if not line.startswith(_DATA):
+            continue
+        try:
+            payload = orjson.loads(line[len(_DATA):])
+        except orjson.JSONDecodeError:
+            continue
+        payloads[number] = payload
+        block = tuple(sorted((k, v) for k, v in payload.items() if k.endswith("index") and isinstance(v, int))) \
+            if isinstance(payload, dict) else ()
+        for path, text in _strings(payload, ()):
+            channel = channels.setdefault((block, path), _Channel())
+            channel.pieces.append(_Piece(number, path, channel.length, channel.length + len(text)))
+            channel.text.append(text)
+            channel.length += len(text)
+    changed: set[int] = set()
+    for channel in channels.values():
+        joined = "".join(channel.text)
+        spans = redactor.spans(joined)
+        if not spans:
+            continue
+        for piece in channel.pieces:
+            new = _rewritten(joined, piece.start, piece.end, spans)
+            if new != joined[piece.start:piece.end]:
+                _set(payloads[piece.line], piece.path, new)
+                changed.add(piece.line)
+    for number in changed:
+        lines[number] = _DATA + " " + orjson.dumps(payloads[number]).decode()
+    return "\n".join(lines) if changed else sse
+
+
+def _strings(value: Any, path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _strings(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _strings(item, (*path, index))]
+    return []
+
+
+def _rewritten(joined: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """The piece ``joined[start:end]`` with the parts of secrets in it taken out, the replacement put where a
+    secret starts."""
+    out = []
+    position = start
+    for span_start, span_end in spans:
+        if span_end <= start or span_start >= end:
+            continue
+        out.append(joined[position:max(span_start, start)])
+        if span_start >= start:
+            out.append(REPLACEMENT)
+        position = min(span_end, end)
+    out.append(joined[position:end])
+    return "".join(out)
+
+
+def _set(value: Any, path: tuple[Any, ...], new: str) -> None:
+    for part in path[:-1]:
+        value = value[part]
+    value[path[-1]] = new
