@@ -22,23 +22,17 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
+     ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
-     └── InputError            the CLI: bad usage or unreadable input (also a click.ClickException,
-                               printed as ``Error: ...``, exit status 2)
+     └── InputError            the CLI: bad usage or unreadable input; defined in ``tracekit.cli.exits``
+                               with the exit statuses, as it is a click.ClickException too (printed as
+                               ``Error: ...``, exit status 2): click stays in ``tracekit/cli``
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
 ``ReadProblem`` values and keeps reading.
 """
 
 from __future__ import annotations
-
-import click
-
-#: The CLI's exit statuses (DESIGN.md "Contracts"): the command ran; a check it was asked to enforce failed
-#: (``--fail-on``, ``--baseline``); bad usage or unreadable input.
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
 
 
 class TracekitError(Exception):
@@ -116,11 +110,9 @@ class GuardConfigError(TracekitError):
     """A guard file that cannot be used (the message names the file, the line and the field)."""
 
 
+class ProxySetupError(TracekitError):
+    """A proxy that cannot start as configured (a bind address it may not use, recordings it cannot read)."""
+
+
 class CaseVerdictFailed(TracekitError):
     """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
-
-
-class InputError(TracekitError, click.ClickException):
-    """Bad usage or unreadable input: printed as ``Error: ...`` and exits 2."""
-
-    exit_code = EXIT_USAGE

@@ -33,8 +33,6 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
 
-#: ``Header.source`` of the judge's kept exchanges: trace files of the judge, not of an agent.
-JUDGE_SOURCE = "judge"
 #: The folder name of a store of kept judge verdicts, beside the recordings they judge.
 JUDGE_FOLDER = "judge"
 

@@ -38,9 +38,9 @@ from tracekit.analyze.entry import (
     run_name,
     trace_entry,
 )
-from tracekit.analyze.judge_store import JUDGE_SOURCE
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
+from tracekit.constants import JUDGE_SOURCE
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
 from tracekit.trace import load_trace

@@ -11,7 +11,8 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from tracekit.errors import EXIT_CHECK_FAILED, EXIT_USAGE, InputError, TracekitError
+from tracekit.cli.exits import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
+from tracekit.errors import TracekitError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
+from tracekit.cli.exits import EXIT_CHECK_FAILED, InputError
+from tracekit.errors import TracekitError
 
 if TYPE_CHECKING:
     from tracekit.analyze.results_model import Results

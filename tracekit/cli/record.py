@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.proxy.options import HOST_HELP, body_options, timeout_options
+from tracekit.cli.proxy_options import HOST_HELP, body_options, intercepts_of, serve_proxy, timeout_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,15 +55,15 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
-    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
-    from tracekit.proxy.launch import case_config, redactor_with, run
+    # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
+    from tracekit.proxy.launch import redactor_with
     from tracekit.proxy.server import ProxyConfig
 
     config = ProxyConfig(
         mode="record",
         upstream=upstream,
         out_dir=out_dir,
-        intercepts=case_config(case_file),
+        intercepts=intercepts_of(case_file),
         redactor=redactor_with(redact),
         fsync=fsync,
         max_body_bytes=max_body_bytes,
@@ -72,4 +72,4 @@ def record(
         read_timeout=read_timeout,
         observer=guard_observer(guard_file),
     )
-    run(config, host, port, allow_remote)
+    serve_proxy(config, host, port, allow_remote)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from tracekit.cli.exits import InputError
 from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.errors import InputError, TracekitError
-from tracekit.proxy.options import HOST_HELP, body_options
+from tracekit.cli.proxy_options import HOST_HELP, body_options, intercepts_of, serve_proxy
+from tracekit.errors import TracekitError
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,8 +56,8 @@ def replay(
     --guard [FILE] watches each session live, as in tracekit record (docs/guard.md), e.g.:
       tracekit replay recordings --port 0 --guard guard.yaml
     """
-    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
-    from tracekit.proxy.launch import case_config, redactor_with, run
+    # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
+    from tracekit.proxy.launch import redactor_with
     from tracekit.proxy.runner import check_host
     from tracekit.proxy.server import ProxyConfig
     from tracekit.trace import trace_files
@@ -76,7 +77,7 @@ def replay(
         upstream=upstream if on_miss == "record" else None,
         out_dir=out_dir,
         replay_dir=directory,
-        intercepts=case_config(case_file),
+        intercepts=intercepts_of(case_file),
         redactor=redactor_with(redact),
         timing=timing,
         on_miss=on_miss,
@@ -84,4 +85,4 @@ def replay(
         secret_fields=redact_fields,
         observer=guard_observer(guard_file),
     )
-    run(config, host, port, allow_remote)
+    serve_proxy(config, host, port, allow_remote)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.errors import InputError, TracekitError
+from tracekit.cli.exits import InputError
+from tracekit.errors import TracekitError
 
 if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary

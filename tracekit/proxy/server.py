@@ -26,6 +26,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from tracekit.constants import HEALTH_PATH
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import PROVIDERS
 from tracekit.providers.base import Provider
@@ -51,7 +52,6 @@ from tracekit.redact import Redactor, default_redactor
 
 log = logging.getLogger(__name__)
 
-HEALTH_PATH = "/_tracekit/health"
 #: Live sessions as JSON (loopback clients only): requests so far and what the observer reports.
 SESSIONS_PATH = "/_tracekit/sessions"
 #: The proxy's own namespace: never forwarded (a 404 for anything but the health route).

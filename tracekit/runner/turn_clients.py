@@ -15,13 +15,13 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from tracekit.constants import SESSION_HEADER
 from tracekit.providers import openai as openai_provider
 
 if TYPE_CHECKING:
     import anthropic
     import openai
 
-SESSION_HEADER = "x-tracekit-session"
 _SDK = TypeVar("_SDK")
 #: OpenAI finish reasons in Anthropic stop-reason terms.
 _STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",

@@ -1,0 +1,86 @@
+"""The command-line options ``tracekit record`` and ``tracekit replay`` share, with their help and defaults,
+and the two steps of theirs that turn a proxy error into a usage error (exit status 2).
+
+This module imports only click and the proxy's defaults (``tracekit.proxy.options``), so that
+``tracekit record --help`` shows them without loading the proxy (aiohttp, the trace models); the proxy is
+imported inside ``intercepts_of`` and ``serve_proxy`` when the command runs.
+
+Example::
+
+    @click.command()
+    @click.option("--host", default="127.0.0.1", help=HOST_HELP)
+    @body_options
+    @timeout_options
+    def record(host: str, redact_fields: tuple[str, ...], max_body_bytes: int, connect_timeout: float,
+               read_timeout: float) -> None: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from tracekit.errors import TracekitError
+from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
+
+if TYPE_CHECKING:
+    from tracekit.intercepts import InterceptConfig
+    from tracekit.proxy.server import ProxyConfig
+
+
+def timeout_options(function: Callable[..., None]) -> Callable[..., None]:
+    """``--connect-timeout`` and ``--read-timeout``: how long the proxy waits for the upstream."""
+    function = click.option(
+        "--read-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_READ_TIMEOUT,
+        show_default=True, metavar="SECONDS",
+        help="Seconds without a byte from upstream before the exchange fails (recorded as transport "
+             "read_timeout). A client that goes away ends its exchange at once.",
+    )(function)  # fmt: skip
+    return click.option(
+        "--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_CONNECT_TIMEOUT,
+        show_default=True, metavar="SECONDS",
+        help="Seconds to open a connection upstream (then transport connect_timeout).",
+    )(function)  # fmt: skip
+
+
+def body_options(function: Callable[..., None]) -> Callable[..., None]:
+    """``--max-body-bytes`` and ``--redact-field``, shared by ``record`` and ``replay``."""
+    function = click.option(
+        "--redact-field", "redact_fields", multiple=True, metavar="PATH",
+        help="A request-body field whose value is a secret (repeatable; dotted path, e.g. metadata.user_id; "
+             "a number indexes a list; values of 8+ characters). Forwarded unchanged, never written.",
+    )(function)  # fmt: skip
+    return click.option(
+        "--max-body-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BODY_BYTES, show_default=True,
+        metavar="N", help="Larger request bodies get a 413 in the provider's error shape (not forwarded).",
+    )(function)  # fmt: skip
+
+
+HOST_HELP = "Address to listen on (loopback by default; others need --allow-remote)."
+
+
+def intercepts_of(path: Path | None) -> InterceptConfig:
+    """The intercepts and faults of ``--case FILE`` (none without it); a bad file is a usage error."""
+    from tracekit.proxy.launch import case_config  # the proxy loads when the command runs, not for --help
+
+    try:
+        return case_config(path)
+    except TracekitError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def serve_proxy(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
+    """Run the proxy until SIGTERM / SIGINT; what it cannot start with is a usage error (exit status 2),
+    told through the redactor like everything it prints."""
+    from tracekit.proxy.launch import run  # the proxy loads when the command runs, not for --help
+
+    def echo(message: str) -> None:
+        click.echo(message, err=True)
+
+    try:
+        run(config, host, port, allow_remote, echo)
+    except TracekitError as exc:
+        raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
