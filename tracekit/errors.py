@@ -22,6 +22,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
+     ├── PluginError           an installed extension (entry point) that cannot be loaded or used
      ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
      └── InputError            the CLI: bad usage or unreadable input; defined in ``tracekit.cli.exits``
@@ -108,6 +109,11 @@ class LabelsError(TracekitError):
 
 class GuardConfigError(TracekitError):
     """A guard file that cannot be used (the message names the file, the line and the field)."""
+
+
+class PluginError(TracekitError):
+    """An installed extension that cannot be used: its entry point does not import, or it is not what its
+    group takes (a detector, an importer, a provider); the message names the entry point and its package."""
 
 
 class ProxySetupError(TracekitError):

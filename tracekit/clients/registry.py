@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from typing import TypeVar
 
 from tracekit.clients.base import Endpoint, ModelClient, ModelUse
+from tracekit.entry_points import MODEL_CLIENTS
 from tracekit.errors import ModelClientError
 
 #: The model APIs, by wire protocol.
@@ -34,7 +35,7 @@ class ApiModelClient(ModelClient):
 
 
 #: The entry-point group through which installed packages register model-name prefixes.
-ENTRY_POINT_GROUP = "tracekit.model_clients"
+ENTRY_POINT_GROUP = MODEL_CLIENTS
 
 ClientFactory = Callable[[str], ModelClient]
 """Makes the client of one model name (the whole name, prefix included); may raise ``ModelClientError``

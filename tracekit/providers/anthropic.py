@@ -21,7 +21,7 @@ from typing import Any
 import jiter
 import orjson
 
-from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, assemble
+from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, ToolResultRef, assemble
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -85,6 +85,38 @@ def request_continuation(body: dict[str, Any]) -> Continuation:
         return NOT_CONTINUED
     previous = thread.get("previous_message_id") if thread.get("type") == "continue" else None
     return Continuation(True, str(previous) if previous else None)
+
+
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of an assistant message (already canonical)."""
+    content = item.get("content")
+    if item.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
+
+
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """The ``tool_result`` blocks of a user message, by position in its content."""
+    content = item.get("content")
+    if item.get("role") != "user" or not isinstance(content, list):
+        return []
+    return [
+        ToolResultRef(position, block.get("tool_use_id"), block.get("content"), bool(block.get("is_error", False)))
+        for position, block in enumerate(content)
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The user message whose ``tool_result`` block at ``position`` says ``content`` (``is_error`` kept)."""
+    blocks = list(item["content"])
+    block = {**blocks[position], "content": content}
+    if is_error:
+        block["is_error"] = True
+    else:
+        block.pop("is_error", None)
+    blocks[position] = block
+    return {**item, "content": blocks}
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
 from tracekit.providers.sse import ServerSentEvent
+from tracekit.trace.canonical import parse_json_arguments
 from tracekit.trace.models import Content, Usage
 
 
@@ -126,6 +127,37 @@ def response_id(body: dict[str, Any]) -> str | None:
     """The response's ``id``."""
     value = body.get("id")
     return value if isinstance(value, str) else None
+
+
+def tool_use(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    """A canonical ``tool_use`` block for a call whose ``arguments`` are JSON text (parsed, as the SDKs do;
+    ``_input_parse_error`` marks text that is not JSON) or already a value (kept; none is ``{}``)."""
+    block: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name}
+    if isinstance(arguments, str):
+        value, ok = parse_json_arguments(arguments)
+        block["input"] = value
+        if not ok:
+            block["_input_parse_error"] = True
+    else:
+        block["input"] = arguments if arguments is not None else {}
+    return block
+
+
+class ToolResultRef(NamedTuple):
+    """A tool result as a wire item carries it: where in the item (``with_tool_result`` takes it back), the
+    call it answers, and its content and error flag as sent (the wire's own shape)."""
+
+    position: int
+    tool_use_id: Any
+    content: Any
+    is_error: bool = False
+
+
+def result_text(content: Any) -> str:
+    """Canonical tool-result content as one string, for wire formats whose tool results are text only."""
+    if isinstance(content, str):
+        return content
+    return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
 
 
 def request_items(body: dict[str, Any]) -> list[Any] | None:
@@ -232,6 +264,17 @@ class Provider(Protocol):
 
     def error_event(self, error_type: str, message: str) -> bytes:
         """The provider's in-stream error event (the SSE bytes that end a stream with an error)."""
+
+    def item_tool_calls(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tool calls a wire item of a request makes, as canonical ``tool_use`` blocks (none for an item
+        that is not the model's)."""
+
+    def item_tool_results(self, item: dict[str, Any]) -> list[ToolResultRef]:
+        """The tool results a wire item of a request carries back to the model."""
+
+    def with_tool_result(self, item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+        """A copy of ``item`` whose tool result at ``position`` says ``content`` (canonical; a wire format
+        without an error flag sends it as it can and drops ``is_error``): what an intercept sends instead."""
 
 
 def system_content(contents: list[Any], part_block: Callable[[dict[str, Any]], dict[str, Any]]) -> Content | None:

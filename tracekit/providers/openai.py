@@ -23,7 +23,16 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import NOT_CONTINUED, Continuation, assemble, image_source, system_content
+from tracekit.providers.base import (
+    NOT_CONTINUED,
+    Continuation,
+    ToolResultRef,
+    assemble,
+    image_source,
+    result_text,
+    system_content,
+    tool_use,
+)
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -32,7 +41,7 @@ from tracekit.providers.base import response_model as response_model
 from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
-from tracekit.trace.canonical import content_hash, parse_json_arguments
+from tracekit.trace.canonical import content_hash
 from tracekit.trace.models import Content, Usage
 
 NAME = "openai"
@@ -138,16 +147,26 @@ def tool_use_block(call: dict[str, Any]) -> dict[str, Any]:
     function = call.get("function")
     if not isinstance(function, dict):
         function = {}
-    arguments = function.get("arguments")
-    block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": function.get("name", "")}
-    if isinstance(arguments, str):
-        value, ok = parse_json_arguments(arguments)
-        block["input"] = value
-        if not ok:
-            block["_input_parse_error"] = True
-    else:
-        block["input"] = arguments if arguments is not None else {}
-    return block
+    return tool_use(call.get("id"), function.get("name", ""), function.get("arguments"))
+
+
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of an assistant message, as canonical ``tool_use`` blocks."""
+    if item.get("role") != "assistant":
+        return []
+    return [tool_use_block(call) for call in item.get("tool_calls") or [] if isinstance(call, dict)]
+
+
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """A ``role: tool`` message's result (the wire has no error flag)."""
+    if item.get("role") != "tool":
+        return []
+    return [ToolResultRef(0, item.get("tool_call_id"), item.get("content"))]
+
+
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The ``tool`` message saying ``content`` as text (the wire has no ``is_error``: the trace keeps it)."""
+    return {**item, "content": result_text(content)}
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:

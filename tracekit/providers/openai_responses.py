@@ -16,7 +16,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from tracekit.providers.base import Continuation, assemble
+from tracekit.providers.base import Continuation, ToolResultRef, assemble, result_text
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
@@ -30,6 +30,7 @@ from tracekit.providers.openai_responses_items import (
     render_output,
     same_blocks,
     system_content,
+    tool_use_block,
 )
 from tracekit.providers.openai_responses_stream import ResponsesStreamAssembler, render_error_event, render_events
 from tracekit.providers.sse import ServerSentEvent
@@ -91,6 +92,23 @@ def request_continuation(body: dict[str, Any]) -> Continuation:
 
 
 # -- responses --------------------------------------------------------------------------------------------
+
+
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``function_call`` item as a canonical ``tool_use`` block."""
+    return [tool_use_block(item)] if item.get("type") == "function_call" else []
+
+
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """A ``function_call_output`` item's result (the wire has no error flag)."""
+    if item.get("type") != "function_call_output":
+        return []
+    return [ToolResultRef(0, item.get("call_id"), item.get("output"))]
+
+
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The ``function_call_output`` item saying ``content`` as text (no ``is_error`` on the wire)."""
+    return {**item, "output": result_text(content)}
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
