@@ -28,7 +28,7 @@ from aiohttp import web
 
 from tracekit.constants import HEALTH_PATH
 from tracekit.intercepts import InterceptConfig
-from tracekit.providers import PROVIDERS
+from tracekit.providers import routes
 from tracekit.providers.base import Provider
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
@@ -56,7 +56,6 @@ log = logging.getLogger(__name__)
 SESSIONS_PATH = "/_tracekit/sessions"
 #: The proxy's own namespace: never forwarded (a 404 for anything but the health route).
 OWN_PATHS = "/_tracekit/"
-ROUTES: dict[str, Provider] = {provider.ROUTE: provider for provider in PROVIDERS.values()}
 
 
 @dataclass
@@ -101,6 +100,8 @@ class Proxy:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         if config.connect_timeout <= 0 or config.read_timeout <= 0:
             raise ValueError("the connect and read timeouts must be positive numbers of seconds")
+        self.routes: dict[str, Provider] = routes()
+        """Each provider's model endpoint (installed wire formats included) -> the provider."""
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -141,7 +142,7 @@ class Proxy:
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True})
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
-        for route in ROUTES:
+        for route in self.routes:
             app.router.add_post(route, self._handle)
         app.router.add_route("*", "/{tail:.*}", self._other_route)
         app.on_startup.append(self._startup)
@@ -244,7 +245,7 @@ class Proxy:
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        provider = ROUTES[request.path]
+        provider = self.routes[request.path]
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw
