@@ -33,8 +33,11 @@ PROVIDERS = "tracekit.providers"
 #: Every group tracekit reads.
 GROUPS = (MODEL_CLIENTS, DETECTORS, IMPORTERS, PROVIDERS)
 
-_lock = threading.Lock()
+# Re-entrant: an extension's module may import the tracekit package that loads its group (a detector
+# imports tracekit.analyze.detectors, which loads the installed detectors on import).
+_lock = threading.RLock()
 _loaded: dict[tuple[str, str], Any] = {}
+_loading: set[tuple[str, str]] = set()
 
 
 @cache
@@ -62,8 +65,14 @@ def load(group: str, name: str | None = None) -> list[tuple[str, Any]]:
             continue
         with _lock:
             key = (group, point.name)
+            if key in _loading:  # asked again while its own module is being imported: the outer call has it
+                continue
             if key not in _loaded:
-                _loaded[key] = _load(group, point)
+                _loading.add(key)
+                try:
+                    _loaded[key] = _load(group, point)
+                finally:
+                    _loading.discard(key)
             found.append((point.name, _loaded[key]))
     return found
 
