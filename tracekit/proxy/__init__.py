@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
     from tracekit.proxy.sessions import Session, SessionRegistry
     from tracekit.proxy.shared_texts import resolve_shared_texts
-    from tracekit.proxy.trace_files import SessionTrace, TraceFile
+    from tracekit.proxy.trace_files import SessionTrace
     from tracekit.proxy.tracking import ExchangeTracker
 
 #: Each public name -> the module of the package that defines it.
@@ -51,7 +51,7 @@ _HOMES = {
     "launch": ["RedactingFilter", "redact_logs"],
     "runner": ["RunningProxy", "check_host", "is_loopback", "serve"],
     "sessions": ["Session", "SessionRegistry"],
-    "trace_files": ["SessionTrace", "TraceFile"],
+    "trace_files": ["SessionTrace"],
     "raw_text": ["bytes_of"],
     "keys": ["first_difference", "normalized_request", "request_key", "route_key"],
     "shared_texts": ["resolve_shared_texts"],
@@ -75,7 +75,6 @@ __all__ = [
     "Session",
     "SessionRegistry",
     "SessionTrace",
-    "TraceFile",
     "bytes_of",
     "check_host",
     "first_difference",
