@@ -20,8 +20,17 @@ from typing import Any
 
 import jiter
 import orjson
+from typing_extensions import Unpack
 
-from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, ToolResultRef, assemble
+from tracekit.providers.base import (
+    NOT_CONTINUED,
+    AssemblerBase,
+    Continuation,
+    Overrides,
+    ToolResultRef,
+    assemble,
+    overridden,
+)
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -138,12 +147,7 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The Messages API response body for a canonical assistant message.
 
@@ -151,6 +155,7 @@ def canonical_to_response(
     body is made up (a deterministic id, ``stop_reason`` from the content, zero usage). Keyword
     arguments override ``meta``. ``message=None`` returns the error body held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     if message is None:
         if response_error(meta) is None:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypedDict
+
+from typing_extensions import Unpack
 
 from tracekit.providers.sse import ServerSentEvent
 from tracekit.trace.canonical import parse_json_arguments
@@ -171,6 +173,19 @@ def with_request_items(body: dict[str, Any], items: list[Any]) -> dict[str, Any]
     return {**body, "messages": items}
 
 
+class Overrides(TypedDict, total=False):
+    """The fields ``canonical_to_response`` takes besides the message and meta, each replacing meta's."""
+
+    model: str | None
+    usage: Usage | None
+    stop_reason: str | None
+
+
+def overridden(overrides: Overrides) -> tuple[str | None, Usage | None, str | None]:
+    """``(model, usage, stop_reason)`` of ``canonical_to_response``'s keyword arguments (None: not given)."""
+    return overrides.get("model"), overrides.get("usage"), overrides.get("stop_reason")
+
+
 class Provider(Protocol):
     """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``).
 
@@ -214,13 +229,7 @@ class Provider(Protocol):
         """A response body as ``(assistant message or None for an error body, meta)``."""
 
     def canonical_to_response(
-        self,
-        message: dict[str, Any] | None,
-        meta: dict[str, Any] | None = None,
-        *,
-        model: str | None = None,
-        usage: Usage | None = None,
-        stop_reason: str | None = None,
+        self, message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
     ) -> dict[str, Any]:
         """The response body for a canonical assistant message (the inverse of ``response_to_canonical``)."""
 

@@ -15,8 +15,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
+from typing_extensions import Unpack
+
 from tracekit.providers import base
-from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, StreamAssembler, ToolResultRef
+from tracekit.providers.base import (
+    NOT_CONTINUED,
+    AssemblerBase,
+    Continuation,
+    Overrides,
+    StreamAssembler,
+    ToolResultRef,
+)
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
 from tracekit.trace.models import Content, Usage
 
@@ -67,13 +76,7 @@ class ProviderBase(ABC):
 
     @abstractmethod
     def canonical_to_response(
-        self,
-        message: dict[str, Any] | None,
-        meta: dict[str, Any] | None = None,
-        *,
-        model: str | None = None,
-        usage: Usage | None = None,
-        stop_reason: str | None = None,
+        self, message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
     ) -> dict[str, Any]:
         """The response body for a canonical assistant message (the inverse of ``response_to_canonical``)."""
 

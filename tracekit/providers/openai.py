@@ -22,13 +22,16 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
+from typing_extensions import Unpack
 
 from tracekit.providers.base import (
     NOT_CONTINUED,
     Continuation,
+    Overrides,
     ToolResultRef,
     assemble,
     image_source,
+    overridden,
     result_text,
     system_content,
     tool_use,
@@ -191,18 +194,14 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The chat completion body for a canonical assistant message (inverse of ``response_to_canonical``).
 
     Without ``meta`` a complete body is made up (deterministic id, ``finish_reason`` from the content).
     Keyword arguments override ``meta``; ``message=None`` returns the error body held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     hints = meta.pop(_HINTS, {})
     if message is None:

@@ -16,7 +16,9 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from tracekit.providers.base import Continuation, ToolResultRef, assemble, result_text
+from typing_extensions import Unpack
+
+from tracekit.providers.base import Continuation, Overrides, ToolResultRef, assemble, overridden, result_text
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
@@ -126,12 +128,7 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The Responses API body for a canonical assistant message (inverse of ``response_to_canonical``).
 
@@ -140,6 +137,7 @@ def canonical_to_response(
     incomplete reason (``max_output_tokens``, ``content_filter``). ``message=None`` returns the error body
     held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     hints = meta.pop(_HINTS, None)
     if message is None:
