@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from tracekit.cli.guard_option import guard_observer
 from tracekit.errors import TracekitError
 from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 
 if TYPE_CHECKING:
     from tracekit.intercepts import InterceptConfig
-    from tracekit.proxy.server import ProxyConfig
 
 
 def timeout_options(function: Callable[..., None]) -> Callable[..., None]:
@@ -72,10 +72,20 @@ def intercepts_of(path: Path | None) -> InterceptConfig:
         raise click.UsageError(str(exc)) from exc
 
 
-def serve_proxy(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
-    """Run the proxy until SIGTERM / SIGINT; what it cannot start with is a usage error (exit status 2),
-    told through the redactor like everything it prints."""
-    from tracekit.proxy.launch import run  # the proxy loads when the command runs, not for --help
+def serve_proxy(
+    host: str, port: int, allow_remote: bool, *, case_file: Path | None, redact: tuple[str, ...],
+    guard_file: str | None, **settings: Any,
+) -> None:
+    """Build the proxy's configuration from the options ``record`` and ``replay`` share (``--case``,
+    ``--redact``, ``--guard``) and ``settings`` (the other ``ProxyConfig`` fields), and run it until SIGTERM
+    / SIGINT; what it cannot start with is a usage error (exit status 2), told through the redactor like
+    everything it prints."""
+    # The proxy loads when the command runs, not for --help.
+    from tracekit.proxy.launch import redactor_with, run
+    from tracekit.proxy.server import ProxyConfig
+
+    config = ProxyConfig(intercepts=intercepts_of(case_file), redactor=redactor_with(redact),
+                         observer=guard_observer(guard_file), **settings)  # fmt: skip
 
     def echo(message: str) -> None:
         click.echo(message, err=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.cli.proxy_options import HOST_HELP, body_options, intercepts_of, serve_proxy, timeout_options
+from tracekit.cli.guard_option import guard_option
+from tracekit.cli.proxy_options import HOST_HELP, body_options, serve_proxy, timeout_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,21 +55,8 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
-    # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
-    from tracekit.proxy.launch import redactor_with
-    from tracekit.proxy.server import ProxyConfig
-
-    config = ProxyConfig(
-        mode="record",
-        upstream=upstream,
-        out_dir=out_dir,
-        intercepts=intercepts_of(case_file),
-        redactor=redactor_with(redact),
-        fsync=fsync,
-        max_body_bytes=max_body_bytes,
-        secret_fields=redact_fields,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        observer=guard_observer(guard_file),
+    serve_proxy(
+        host, port, allow_remote, case_file=case_file, redact=redact, guard_file=guard_file, mode="record",
+        upstream=upstream, out_dir=out_dir, fsync=fsync, max_body_bytes=max_body_bytes, secret_fields=redact_fields,
+        connect_timeout=connect_timeout, read_timeout=read_timeout,
     )
-    serve_proxy(config, host, port, allow_remote)

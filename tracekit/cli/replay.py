@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from tracekit.cli.exits import InputError
-from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.cli.proxy_options import HOST_HELP, body_options, intercepts_of, serve_proxy
+from tracekit.cli.guard_option import guard_option
+from tracekit.cli.proxy_options import HOST_HELP, body_options, serve_proxy
 from tracekit.errors import TracekitError
 
 
@@ -57,9 +57,7 @@ def replay(
       tracekit replay recordings --port 0 --guard guard.yaml
     """
     # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
-    from tracekit.proxy.launch import redactor_with
     from tracekit.proxy.runner import check_host
-    from tracekit.proxy.server import ProxyConfig
     from tracekit.trace import trace_files
 
     if on_miss == "record" and not upstream:
@@ -72,17 +70,8 @@ def replay(
         raise InputError(
             f"no trace files found in {directory} (a trace file ends in .jsonl); record some with tracekit record"
         )
-    config = ProxyConfig(
-        mode="replay",
-        upstream=upstream if on_miss == "record" else None,
-        out_dir=out_dir,
-        replay_dir=directory,
-        intercepts=intercepts_of(case_file),
-        redactor=redactor_with(redact),
-        timing=timing,
-        on_miss=on_miss,
-        max_body_bytes=max_body_bytes,
-        secret_fields=redact_fields,
-        observer=guard_observer(guard_file),
+    serve_proxy(
+        host, port, allow_remote, case_file=case_file, redact=redact, guard_file=guard_file, mode="replay",
+        upstream=upstream if on_miss == "record" else None, out_dir=out_dir, replay_dir=directory, timing=timing,
+        on_miss=on_miss, max_body_bytes=max_body_bytes, secret_fields=redact_fields,
     )
-    serve_proxy(config, host, port, allow_remote)

@@ -29,6 +29,7 @@ from tracekit.providers.base import (
     Overrides,
     ToolResultRef,
     assemble,
+    event_object,
     overridden,
 )
 from tracekit.providers.base import request_items as request_items
@@ -252,11 +253,8 @@ class AnthropicStreamAssembler(AssemblerBase):
         name = event.event
         if name == "ping":
             return
-        try:
-            data = event.json()
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(data, dict):
+        data = event_object(event)
+        if data is None:
             return
         name = name or data.get("type")
         if name == "error":

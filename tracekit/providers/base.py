@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol, TypedDict
 
+import orjson
 from typing_extensions import Unpack
 
 from tracekit.providers.sse import ServerSentEvent
@@ -96,6 +97,16 @@ class AssemblerBase(ABC):
     @abstractmethod
     def feed(self, event: ServerSentEvent) -> None:
         """Apply one event."""
+
+
+def event_object(event: ServerSentEvent) -> dict[str, Any] | None:
+    """The event's data as a JSON object, or None when it is not one (assemblers skip such events, as the
+    SDKs do)."""
+    try:
+        data = event.json()
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def assemble(assembler: StreamAssembler, events: Iterable[ServerSentEvent]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from tracekit.providers.base import (
     Overrides,
     StreamAssembler,
     ToolResultRef,
+    event_object,
 )
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
 from tracekit.trace.models import Content, Usage
@@ -43,12 +44,13 @@ class OneEventAssembler(AssemblerBase):
         if event.data == "[DONE]":
             self._done = True
             return
-        value = event.json()
-        if isinstance(value, dict):
-            if isinstance(value.get("error"), dict):
-                self._error = value
-            else:
-                self._body = value
+        value = event_object(event)
+        if value is None:
+            return
+        if isinstance(value.get("error"), dict):
+            self._error = value
+        else:
+            self._body = value
 
     def _snapshot_body(self) -> dict[str, Any]:
         return copy.deepcopy(self._body)
