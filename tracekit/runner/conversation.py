@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracekit.cases.model import Case, SkillGroup
+from tracekit.cases.model import Case
+from tracekit.cases.scoring import SkillGroup
 from tracekit.constants import IMAGE_TYPES
 from tracekit.errors import CaseError
 
