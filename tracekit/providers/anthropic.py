@@ -211,6 +211,11 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """The body's ``stop_reason``: the canonical terms are this API's."""
+    return response_stop_reason(body)
+
+
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
     """The ``error`` object of an error body (``{"type": "error", "error": {...}}``), else None."""
     if body.get("type") == "error":

@@ -253,6 +253,10 @@ class Provider(Protocol):
     def response_stop_reason(self, body: dict[str, Any]) -> str | None:
         """The provider's stop / finish reason."""
 
+    def canonical_stop_reason(self, body: dict[str, Any]) -> str | None:
+        """Why the reply stopped, in the canonical (Messages API) terms: ``end_turn``, ``tool_use``,
+        ``max_tokens``, ``refusal``, ... (a reason with no such term is given as the wire says it)."""
+
     def response_model(self, body: dict[str, Any]) -> str | None:
         """The model that answered."""
 

@@ -119,6 +119,10 @@ class ProviderBase(ABC):
         reason = body.get("stop_reason")
         return reason if isinstance(reason, str) else None
 
+    def canonical_stop_reason(self, body: dict[str, Any]) -> str | None:
+        """The wire's own stop reason (a format in other terms maps it)."""
+        return self.response_stop_reason(body)
+
     def response_model(self, body: dict[str, Any]) -> str | None:
         """The body's ``model``."""
         return base.response_model(body)

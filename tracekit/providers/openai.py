@@ -319,6 +319,19 @@ def response_usage(body: dict[str, Any]) -> Usage:
     )
 
 
+#: Chat Completions ``finish_reason`` values (OpenAI API reference, "The chat completion object") in the
+#: Messages API's stop-reason terms.
+_STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
+                 "content_filter": "refusal"}
+
+
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """The first choice's ``finish_reason`` in canonical terms (``tool_calls`` -> ``tool_use``, ``stop`` ->
+    ``end_turn``, ``length`` -> ``max_tokens``, ``content_filter`` -> ``refusal``; others as they are)."""
+    reason = response_stop_reason(body)
+    return _STOP_REASONS.get(reason, reason) if reason is not None else None
+
+
 def response_stop_reason(body: dict[str, Any]) -> str | None:
     """``finish_reason`` of the first choice (``stop``, ``tool_calls``, ``length``, ``content_filter``)."""
     choices = body.get("choices")

@@ -243,6 +243,17 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """Why the response ended in canonical terms: ``max_tokens`` or ``refusal`` for an incomplete response
+    (``max_output_tokens``, ``content_filter``), ``tool_use`` for a completed one that calls a function,
+    ``end_turn`` for any other completed one; another status as it is (``failed``, ...)."""
+    reason = response_stop_reason(body)
+    if reason == "completed":
+        calls = any(item.get("type") == "function_call" for item in listed_items(body.get("output")))
+        return "tool_use" if calls else "end_turn"
+    return {"max_output_tokens": "max_tokens", "content_filter": "refusal"}.get(reason or "", reason)
+
+
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
     """The error object of an error body (``{"error": {...}}``) or of a failed response, else None."""
     error = body.get("error")
