@@ -211,6 +211,23 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a text block at the end of the last user message (the one holding the tool results), or
+    as a user message of its own after an assistant message."""
+    messages = request_items(body)
+    if messages is None:
+        return None
+    messages = list(messages)
+    last = messages[-1] if messages else None
+    if isinstance(last, dict) and last.get("role") == "user":
+        content = last.get("content")
+        blocks = list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        messages[-1] = {**last, "content": [*blocks, {"type": "text", "text": note}]}
+    else:
+        messages.append({"role": "user", "content": note})
+    return with_request_items(body, messages)
+
+
 def canonical_stop_reason(body: dict[str, Any]) -> str | None:
     """The body's ``stop_reason``: the canonical terms are this API's."""
     return response_stop_reason(body)

@@ -289,6 +289,11 @@ class Provider(Protocol):
     def error_event(self, error_type: str, message: str) -> bytes:
         """The provider's in-stream error event (the SSE bytes that end a stream with an error)."""
 
+    def with_note(self, body: dict[str, Any], note: str) -> dict[str, Any] | None:
+        """A copy of the request ``body`` with ``note`` added where the model reads it before it answers (after
+        the tool results), as the user's; None when the body has no conversation to add it to (the guard's
+        ``warn``)."""
+
     def item_tool_calls(self, item: dict[str, Any]) -> list[dict[str, Any]]:
         """The tool calls a wire item of a request makes, as canonical ``tool_use`` blocks (none for an item
         that is not the model's)."""

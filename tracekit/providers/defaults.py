@@ -168,6 +168,11 @@ class ProviderBase(ABC):
         """An error body as an event, then ``[DONE]``."""
         return encode_json_event(self.error_body(500, message, error_type)) + encode_event("[DONE]")
 
+    def with_note(self, body: dict[str, Any], note: str) -> dict[str, Any] | None:
+        """A user message saying ``note`` after the request's items."""
+        items = self.request_items(body)
+        return None if items is None else self.with_request_items(body, [*items, {"role": "user", "content": note}])
+
     def item_tool_calls(self, item: dict[str, Any]) -> list[dict[str, Any]]:
         """No tool calls."""
         return []

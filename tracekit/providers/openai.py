@@ -325,6 +325,12 @@ _STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": 
                  "content_filter": "refusal"}
 
 
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a user message after the ``tool`` messages."""
+    messages = request_items(body)
+    return None if messages is None else with_request_items(body, [*messages, {"role": "user", "content": note}])
+
+
 def canonical_stop_reason(body: dict[str, Any]) -> str | None:
     """The first choice's ``finish_reason`` in canonical terms (``tool_calls`` -> ``tool_use``, ``stop`` ->
     ``end_turn``, ``length`` -> ``max_tokens``, ``content_filter`` -> ``refusal``; others as they are)."""

@@ -243,6 +243,14 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a user message item after the ``function_call_output`` items (a string ``input`` becomes
+    a list of the two messages)."""
+    items = request_items(body)
+    note_item = {"role": "user", "content": [{"type": "input_text", "text": note}]}
+    return None if items is None else with_request_items(body, [*items, note_item])
+
+
 def canonical_stop_reason(body: dict[str, Any]) -> str | None:
     """Why the response ended in canonical terms: ``max_tokens`` or ``refusal`` for an incomplete response
     (``max_output_tokens``, ``content_filter``), ``tool_use`` for a completed one that calls a function,
