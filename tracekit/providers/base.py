@@ -1,4 +1,5 @@
-"""What a provider is: a module with the same few functions, converting one wire format.
+"""What a provider is: the members that convert one wire format (a module of functions, or a
+``ProviderBase`` subclass), and the helpers they share (``tool_use`` blocks, stream events, overrides).
 
 The canonical shapes (see ``tracekit.trace``): a conversation is ``(system, messages)`` where messages
 are ``{"role": "user" | "assistant", "content": str | [blocks]}`` with Anthropic-shaped blocks; a reply
@@ -198,11 +199,12 @@ def overridden(overrides: Overrides) -> tuple[str | None, Usage | None, str | No
 
 
 class Provider(Protocol):
-    """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``).
+    """The members of a provider: a module defining them all (``tracekit.providers.anthropic`` / ``openai``),
+    or a ``ProviderBase`` subclass, which has defaults for all but five.
 
-    The proxy knows a wire format only through these: adding a provider is adding a module that defines all
-    of them and registering it in ``tracekit.providers.PROVIDERS`` (``tests/providers/test_provider_lookup.py``
-    checks that each registered module has every one).
+    The proxy, the intercepts and the guard know a wire format only through these: adding one is a provider
+    and one registration (``register_provider`` or the entry point ``tracekit.providers``;
+    ``tests/providers/test_provider_lookup.py`` checks that each registered provider has every member).
     """
 
     NAME: str
