@@ -22,6 +22,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
+     ├── OptionsError          a command's options that cannot be used (tracekit.application)
      ├── PluginError           an installed extension (entry point) that cannot be loaded or used
      ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
@@ -109,6 +110,11 @@ class LabelsError(TracekitError):
 
 class GuardConfigError(TracekitError):
     """A guard file that cannot be used (the message names the file, the line and the field)."""
+
+
+class OptionsError(TracekitError):
+    """Options a command was given that cannot be used: a case the library lacks, a judge model that cannot
+    judge, a path that is not there (raised by ``tracekit.application``; the CLI exits 2 with the message)."""
 
 
 class PluginError(TracekitError):

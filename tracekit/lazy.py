@@ -21,18 +21,23 @@ from typing import Any
 
 
 def lazy_exports(
-    package: str, homes: Mapping[str, Iterable[str]], root: str | None = None
+    package: str, homes: Mapping[str, Iterable[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``, which exports each name of ``homes[module]`` from the
-    module ``root.module`` (``root``: the package itself unless given)."""
-    where = {name: module for module, names in homes.items() for name in names}
-    base = root or package
+    """``__getattr__`` and ``__dir__`` for ``package``, which exports each name of ``homes[module]`` from its
+    submodule ``package.module``, or from ``module`` itself when that names a module of the same top-level
+    package (``"tracekit.results.model"``)."""
+    top = package.split(".")[0]
+    where = {
+        name: module if module.split(".")[0] == top and "." in module else f"{package}.{module}"
+        for module, names in homes.items()
+        for name in names
+    }
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{base}.{module}"), name)
+        value = getattr(importlib.import_module(module), name)
         setattr(sys.modules[package], name, value)
         return value
 

@@ -80,8 +80,8 @@ EXTENSION_POINTS = (
 
 __all__ = ["EXTENSION_POINTS", "ExtensionPoint", "detector", "importer", "register_model_client", "register_provider"]
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "analyze.detectors": ["detector"],
-    "clients": ["register_model_client"],
-    "importers.registry": ["importer"],
-    "providers": ["register_provider"],
-}, root="tracekit")  # fmt: skip
+    "tracekit.analyze.detectors": ["detector"],
+    "tracekit.clients": ["register_model_client"],
+    "tracekit.importers.registry": ["importer"],
+    "tracekit.providers": ["register_provider"],
+})  # fmt: skip

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
         trace_paths,
         write_results,
     )
-    from tracekit.analyze.results_model import Results, TraceResult, Verdict, read_results_file
     from tracekit.analyze.verdict import JudgeHook, build_verdict
+    from tracekit.results.model import Results, TraceResult, Verdict, read_results_file
 
 #: Where each public name is defined: a name is imported on first use (PEP 562), so that importing one part
 #: (``tracekit.analyze.results`` for ``tracekit analyze``) does not load the case library, the verdict code
@@ -43,7 +43,7 @@ _HOMES = {
         "AnalyzeSettings", "FileOutcome", "RunOutcome", "analyze_file", "analyze_trace", "build_results",
         "trace_paths", "write_results",
     ],
-    "results_model": ["Results", "TraceResult", "Verdict", "read_results_file"],
+    "tracekit.results.model": ["Results", "TraceResult", "Verdict", "read_results_file"],
     "verdict": ["JudgeHook", "build_verdict"],
 }
 

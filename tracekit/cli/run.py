@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tracekit.cli.exits import InputError
-from tracekit.errors import TracekitError
+from tracekit.errors import OptionsError, TracekitError
 
 if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary
@@ -108,10 +108,13 @@ def run(
 
 def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat: int, judge_model: str | None) -> None:
     from tracekit.analyze.run_summary import format_summary, run_summary, trial_verdicts
-    from tracekit.cli.analyze import kept_judge
+    from tracekit.application import kept_judge
     from tracekit.output import write_json
 
-    judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge
+    try:
+        judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge
+    except OptionsError as exc:
+        raise InputError(str(exc)) from exc
     click.echo(note, err=True)
     trials = trial_verdicts(jobs, out_dir, library, judge)
     result = run_summary(trials, repeat)
