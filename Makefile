@@ -2,10 +2,10 @@
 .PHONY: install check test test-latest lock lint typecheck demo
 
 install:
-	pip install -c requirements/test.lock -e '.[test]'
+	pip install -c requirements/test.lock -e '.[test]' -e ./demo
 
 lint:
-	ruff check tracekit tracekit_demo tests benchmarks
+	ruff check tracekit demo tests benchmarks
 	lint-imports
 
 typecheck:
@@ -22,7 +22,7 @@ demo:
 # The newest versions the declared ranges allow, in a throw-away environment (no lock).
 test-latest:
 	rm -rf .venv-latest && python3 -m venv .venv-latest && .venv-latest/bin/pip install --quiet --upgrade pip
-	.venv-latest/bin/pip install --quiet --upgrade -e '.[test]' && .venv-latest/bin/python -m pytest
+	.venv-latest/bin/pip install --quiet --upgrade -e '.[test]' -e ./demo && .venv-latest/bin/python -m pytest
 
 # Re-resolve requirements/test.lock on purpose (then run the tests and commit it).
 lock:

@@ -39,11 +39,11 @@ import time
 from pathlib import Path
 
 from tracekit.guard import LiveGuard, load_guard_config
+from tracekit.providers import get_provider
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.observers import watch_answer, watch_request
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.request import read_request
-from tracekit.proxy.server import ROUTES
 from tracekit.proxy.tracking import ExchangeTracker
 from tracekit.redact import Redactor
 
@@ -113,7 +113,7 @@ def start_record(upstream_port: int, out: Path, *extra: str) -> tuple[subprocess
 def in_process(requests: int, warmup: int, one_session: bool) -> dict[str, float]:
     """Milliseconds of CPU (medians): the guard's request stage, which the client waits for, and its answer
     stage, which runs after the answer went out; each request recorded as the proxy records it."""
-    provider = ROUTES["/v1/messages"]
+    provider = get_provider("anthropic")
     reply = json.dumps(REPLY, ensure_ascii=False).encode()
 
     async def run(scratch: Path) -> dict[str, float]:

@@ -1,6 +1,8 @@
 """The structure issue 13 settled, checked on the source so that it cannot drift back:
 
-- every exception class of the package is defined in ``tracekit/errors.py`` (its docstring draws the tree);
+- every exception class of the package is defined in ``tracekit/errors.py`` (its docstring draws the tree),
+  but for the CLI's ``InputError``, a click exception too, beside the exit statuses in ``tracekit/cli/exits.py``;
+- click is the CLI's: no module under ``tracekit/`` outside ``tracekit/cli/`` imports it (issue 26);
 - a function-level import of a tracekit module says why it is there (a comment at the import, or the
   module's own note that its commands import inside them to keep start-up fast), so no import hides a
   cycle the layers would refuse;
@@ -28,13 +30,19 @@ def _modules() -> list[tuple[Path, str, ast.Module]]:
     return found
 
 
+#: The modules that define exception classes: the package's errors, and the CLI's one click exception.
+ERROR_MODULES = (PACKAGE / "errors.py", PACKAGE / "cli" / "exits.py")
+
+
 def test_every_exception_class_is_defined_in_errors_py() -> None:
-    errors = ast.parse((PACKAGE / "errors.py").read_text(encoding="utf-8"))
-    known = {node.name for node in errors.body if isinstance(node, ast.ClassDef)}
+    known = set()
+    for module in ERROR_MODULES:
+        errors = ast.parse(module.read_text(encoding="utf-8"))
+        known |= {node.name for node in errors.body if isinstance(node, ast.ClassDef)}
     assert {"TracekitError", "InputError", "GuardConfigError"} <= known
     elsewhere = []
     for path, _text, tree in _modules():
-        if path.name == "errors.py" and path.parent == PACKAGE:
+        if path in ERROR_MODULES:
             continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.ClassDef):
@@ -43,6 +51,25 @@ def test_every_exception_class_is_defined_in_errors_py() -> None:
             if bases & known or any(re.search(r"(Error|Exception|Warning)$", base) for base in bases):
                 elsewhere.append(f"{path.relative_to(ROOT)}:{node.lineno}: class {node.name}")
     assert elsewhere == []
+
+
+def test_only_the_cli_imports_click() -> None:
+    importers = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path, _text, tree in _modules()
+        if PACKAGE / "cli" not in path.parents
+        for node in ast.walk(tree)
+        if _imported_roots(node) & {"click"}
+    ]
+    assert importers == []
+
+
+def _imported_roots(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.ImportFrom) and node.level == 0:
+        return {(node.module or "").split(".")[0]}
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return set()
 
 
 def test_every_function_level_import_of_tracekit_says_why() -> None:

@@ -26,7 +26,7 @@ from tracekit.analyze.config import detector_options as resolve_detector_options
 from tracekit.analyze.judge_store import JudgeProvider, find_judge_store
 from tracekit.analyze.results import AnalyzeSettings
 from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
-from tracekit.errors import InputError, TracekitError
+from tracekit.errors import OptionsError, TracekitError
 from tracekit.storage import is_url, join, kind, local
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def kept_judge(
     pytest plugin): kept verdicts from ``store`` or, by default, from the nearest ``judge/`` folder in or above
     the recordings (paths or URLs: ``find_judge_store``), calling ``model`` for the others unless offline.
     Returns the provider (None: no judge, judged cases stay pending) and a note that says where verdicts come
-    from, or that there are none. ``InputError`` for a model that cannot judge."""
+    from, or that there are none. ``OptionsError`` for a model that cannot judge."""
     found = store or find_judge_store(paths)
     if found is None and model is None:
         return None, ("note: no kept judge verdicts (no judge/ folder in or above "
@@ -64,7 +64,7 @@ def kept_judge(
     try:
         config = JudgeConfig(model=model, store=found or _new_store(paths), offline=offline or model is None)
     except JudgeError as exc:
-        raise InputError(f"--judge-model: {exc}") from exc
+        raise OptionsError(f"--judge-model: {exc}") from exc
     note = f"judge verdicts: kept in {config.store}"
     if model is not None and not config.offline:
         note += f", others from {model}"
@@ -118,7 +118,7 @@ class Analysis:
         judge: bool = True,
     ) -> Analysis:
         """Decode the options once. ``results_dir``: the results file's folder (``trace_file`` is relative
-        to it). ``judge=False``: no judge (judged cases pending). ``InputError`` for what the options get
+        to it). ``judge=False``: no judge (judged cases pending). ``OptionsError`` for what the options get
         wrong (a PATH that is not there, an unknown case, a library of which nothing loads)."""
         given = tuple(os.fspath(local(path)) for path in paths)
         try:
@@ -132,12 +132,12 @@ class Analysis:
                 key = library_key(cases_dir)
                 library, problems = _load_library(key)
                 if case_id is not None and case_id not in library.cases:
-                    raise InputError(f"--case {case_id}: no such case in {cases_dir}")
+                    raise OptionsError(f"--case {case_id}: no such case in {cases_dir}")
             elif case_id is not None:
-                raise InputError("--case needs --cases DIR (the library the case comes from)")
+                raise OptionsError("--case needs --cases DIR (the library the case comes from)")
             named = frozenset(path for path in given if kind(path) != "directory")
         except TracekitError as exc:
-            raise InputError(str(exc)) from exc
+            raise OptionsError(str(exc)) from exc
         settings = AnalyzeSettings(key, case_id, options, named_files=named,
                                    sources=SourceNames.of(given, results_dir))  # fmt: skip
         note = ""

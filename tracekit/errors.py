@@ -22,26 +22,22 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
+     ├── OptionsError          a command's options that cannot be used (tracekit.application)
+     ├── PluginError           an installed extension (entry point) that cannot be loaded or used
+     ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
      ├── CaseVerdictFailed     the pytest plugin: a recording of the case got a failing verdict
- ├── BodyRefused           an upstream body the proxy does not pass on (answered with a 502):
- │    ├── ResponseTooLarge      larger than --max-response-bytes once decoded (a gzip bomb)
- │    └── UndecodableResponse   in an encoding the proxy did not ask for, or not valid in it
-     └── InputError            the CLI: bad usage or unreadable input (also a click.ClickException,
-                               printed as ``Error: ...``, exit status 2)
+     ├── BodyRefused           an upstream body the proxy does not pass on (answered with a 502):
+     │    ├── ResponseTooLarge      larger than --max-response-bytes once decoded (a gzip bomb)
+     │    └── UndecodableResponse   in an encoding the proxy did not ask for, or not valid in it
+     └── InputError            the CLI: bad usage or unreadable input; defined in ``tracekit.cli.exits``
+                               with the exit statuses, as it is a click.ClickException too (printed as
+                               ``Error: ...``, exit status 2): click stays in ``tracekit/cli``
 
 Problems that only affect one line of a trace file are not raised: the reader reports them as
 ``ReadProblem`` values and keeps reading.
 """
 
 from __future__ import annotations
-
-import click
-
-#: The CLI's exit statuses (DESIGN.md "Contracts"): the command ran; a check it was asked to enforce failed
-#: (``--fail-on``, ``--baseline``); bad usage or unreadable input.
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
 
 
 class TracekitError(Exception):
@@ -119,6 +115,20 @@ class GuardConfigError(TracekitError):
     """A guard file that cannot be used (the message names the file, the line and the field)."""
 
 
+class OptionsError(TracekitError):
+    """Options a command was given that cannot be used: a case the library lacks, a judge model that cannot
+    judge, a path that is not there (raised by ``tracekit.application``; the CLI exits 2 with the message)."""
+
+
+class PluginError(TracekitError):
+    """An installed extension that cannot be used: its entry point does not import, or it is not what its
+    group takes (a detector, an importer, a provider); the message names the entry point and its package."""
+
+
+class ProxySetupError(TracekitError):
+    """A proxy that cannot start as configured (a bind address it may not use, recordings it cannot read)."""
+
+
 class CaseVerdictFailed(TracekitError):
     """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
 
@@ -141,8 +151,3 @@ class UndecodableResponse(BodyRefused):
 
     failure = "undecodable"
 
-
-class InputError(TracekitError, click.ClickException):
-    """Bad usage or unreadable input: printed as ``Error: ...`` and exits 2."""
-
-    exit_code = EXIT_USAGE

@@ -55,3 +55,14 @@ print(type(model_client("scripted:judge")).__module__)
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "tracekit_demo.clients"
+
+
+def test_the_demo_is_a_distribution_of_its_own_plugged_in_like_any_users() -> None:
+    from importlib.metadata import distribution
+
+    product = distribution("tracekit")
+    assert not [point for point in product.entry_points if point.value.startswith("tracekit_demo")]
+    assert not [name for name in (product.read_text("top_level.txt") or "").split() if name == "tracekit_demo"]
+    demo = distribution("tracekit-demo")
+    points = [point for point in demo.entry_points if point.group == "tracekit.model_clients"]
+    assert [(point.name, point.value) for point in points] == [("scripted", "tracekit_demo.clients:scripted_client")]

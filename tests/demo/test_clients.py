@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tracekit_demo.clients import JUDGE_MODEL, PolicyClient, RuleJudgeClient
 
 from tracekit.cases import CaseLibrary
 from tracekit.clients import ModelUse, model_client
 from tracekit.errors import ModelClientError
-from tracekit_demo.clients import JUDGE_MODEL, PolicyClient, RuleJudgeClient
 
 
 def test_each_name_has_its_client_and_no_model_needs_a_key() -> None:

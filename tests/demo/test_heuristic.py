@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tracekit_demo.clients import JUDGE_MODEL, RuleJudgeClient
+from tracekit_demo.judge.heuristic import FAMILIES, TAG
 
 from tracekit.judge import CaseJudge, JudgeConfig
 from tracekit.trace import Trace
-from tracekit_demo.clients import JUDGE_MODEL, RuleJudgeClient
-from tracekit_demo.judge.heuristic import FAMILIES, TAG
 
 from .demo_support import CASES, answer, case, run_trace, tool_turn
 

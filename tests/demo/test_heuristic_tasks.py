@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tracekit.judge import CaseJudge, JudgeConfig
 from tracekit_demo.clients import JUDGE_MODEL
 from tracekit_demo.judge.heuristic import TAG
+
+from tracekit.judge import CaseJudge, JudgeConfig
 
 from .demo_support import answer, case, run_trace, tool_turn
 

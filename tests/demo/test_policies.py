@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from tracekit.cases import ArgMatcher, CaseLibrary
-from tracekit.testing import FakeRequest, MessageReply, ToolUse
 from tracekit_demo.policies import POLICIES, Dialogue, plan_for
 from tracekit_demo.policies.derive import derive_value, reference_plan, regex_example
 from tracekit_demo.policies.steps import Call, DateOf, Ref, Say, render
+
+from tracekit.cases import ArgMatcher, CaseLibrary
+from tracekit.testing import FakeRequest, MessageReply, ToolUse
 
 
 @pytest.mark.parametrize("policy", POLICIES)

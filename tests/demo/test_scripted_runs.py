@@ -12,6 +12,8 @@ from typing import Any
 import orjson
 import pytest
 from click.testing import CliRunner
+from tracekit_demo.clients import MADE_BY, PolicyClient
+from tracekit_demo.policies import plan_for
 
 from tracekit.analyze.results import analyze_trace
 from tracekit.analyze.run_summary import run_summary, trial_verdicts
@@ -21,8 +23,6 @@ from tracekit.runner.harness import RunSettings
 from tracekit.runner.jobs import plan_jobs, select_cases
 from tracekit.runner.run import run_jobs
 from tracekit.trace import load_trace
-from tracekit_demo.clients import MADE_BY, PolicyClient
-from tracekit_demo.policies import plan_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,6 +14,7 @@ import pytest
 
 from tracekit.errors import CaseError
 from tracekit.intercepts import SeenCall, ToolMock, config_from, rewrite_request
+from tracekit.providers import get_provider
 
 LD01 = {
     "type": "tool_intercept",
@@ -70,7 +71,7 @@ def test_tool_intercept_replaces_every_result_of_the_tool_and_leaves_others() ->
     body = anthropic_turns(("search_flights", {"date": "下周五"}, "ok"), ("web_search", {"q": "x"}, "found"),
                            ("search_flights", {"date": "2026-04-17"}, "ok2"))  # fmt: skip
     original = copy.deepcopy(body)
-    rewrite = rewrite_request("anthropic", body, config_from(LD01).intercepts)
+    rewrite = rewrite_request(get_provider("anthropic"), body, config_from(LD01).intercepts)
     assert body == original, "the agent's body must not be mutated"
     assert results(rewrite.body) == [
         ("Error: Invalid date parameter format.", True),
@@ -86,7 +87,7 @@ def test_tool_intercept_replaces_every_result_of_the_tool_and_leaves_others() ->
 def test_intercept_tools_covers_each_listed_tool() -> None:
     body = anthropic_turns(("beike_lookup_city_id", {"city": "北京"}, "110000"), ("maps_text_search", {}, "[]"),
                            ("web_search", {}, "r"))  # fmt: skip
-    rewrite = rewrite_request("anthropic", body, config_from(AR03).intercepts)
+    rewrite = rewrite_request(get_provider("anthropic"), body, config_from(AR03).intercepts)
     assert [flag for _, flag in results(rewrite.body)] == [True, True, False]
 
 
@@ -96,7 +97,7 @@ def test_params_match_picks_the_mock_whose_values_the_input_contains() -> None:
         ("taobao_search_products", {"keyword": "特斯拉遮阳帘"}, "real2"),
         ("taobao_search_products", {"keyword": "Model Y遮阳帘"}, "real3"),
     )
-    rewrite = rewrite_request("anthropic", body, config_from(LD03).intercepts)
+    rewrite = rewrite_request(get_provider("anthropic"), body, config_from(LD03).intercepts)
     contents = [content for content, _ in results(rewrite.body)]
     assert contents == ['{"total": 0, "products": []}', "real2", '{"total": 3}']
 
@@ -125,8 +126,8 @@ def test_a_resent_history_is_rewritten_the_same_way_every_time() -> None:
     turn2 = anthropic_turns(
         ("search_flights", {"to": "DPS"}, "real flights"), ("maps_weather", {"city": "Bali"}, "sunny")
     )
-    first = rewrite_request("anthropic", turn1, intercepts).body
-    second = rewrite_request("anthropic", turn2, intercepts).body
+    first = rewrite_request(get_provider("anthropic"), turn1, intercepts).body
+    second = rewrite_request(get_provider("anthropic"), turn2, intercepts).body
     assert second["messages"][: len(first["messages"])] == first["messages"]
     # FR04 comes first in the list, so its mock (not LD01's error) answers search_flights.
     assert results(second) == [('{"flights": ["MU5707"]}', False), ("Error: outside coverage", True)]
@@ -135,7 +136,7 @@ def test_a_resent_history_is_rewritten_the_same_way_every_time() -> None:
 def test_thread_continuation_finds_calls_in_prior_messages_and_only_rewrites_new_ones() -> None:
     full = anthropic_turns(("search_flights", {"a": 1}, "r1"), ("search_flights", {"a": 2}, "r2"))
     prior, new = full["messages"][:3], full["messages"][3:]
-    rewrite = rewrite_request("anthropic", {"messages": new}, config_from(LD01).intercepts, prior=prior)
+    rewrite = rewrite_request(get_provider("anthropic"), {"messages": new}, config_from(LD01).intercepts, prior=prior)
     assert len(rewrite.body["messages"]) == 2
     assert results(rewrite.body) == [("Error: Invalid date parameter format.", True)]
     assert rewrite.injections[0].message_index == 4
@@ -149,7 +150,7 @@ def test_openai_tool_messages_are_rewritten_by_the_tool_call_they_answer() -> No
             {"id": "call_2", "type": "function", "function": {"name": "web_search", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
         {"role": "tool", "tool_call_id": "call_2", "content": "found"}]}  # fmt: skip
-    rewrite = rewrite_request("openai", body, config_from(LD01).intercepts)
+    rewrite = rewrite_request(get_provider("openai"), body, config_from(LD01).intercepts)
     contents = [m.get("content") for m in rewrite.body["messages"][2:]]
     assert contents == ["Error: Invalid date parameter format.", "found"]
     assert rewrite.injections[0].is_error is True
@@ -158,8 +159,8 @@ def test_openai_tool_messages_are_rewritten_by_the_tool_call_they_answer() -> No
 
 def test_no_intercepts_returns_the_same_body_object() -> None:
     body = anthropic_turns(("search_flights", {}, "ok"))
-    assert rewrite_request("anthropic", body, []).body is body
-    assert rewrite_request("anthropic", body, config_from(AR03).intercepts).body is body
+    assert rewrite_request(get_provider("anthropic"), body, []).body is body
+    assert rewrite_request(get_provider("anthropic"), body, config_from(AR03).intercepts).body is body
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tracekit.intercepts import config_from, rewrite_request
+from tracekit.providers import get_provider
 
 from .test_rewrite import FR04, LD01, LD03, anthropic_turns, results
 
@@ -46,16 +47,16 @@ def outputs(body: dict[str, Any]) -> list[Any]:
 @pytest.mark.parametrize("config", [LD01, LD03, FR04], ids=["C4-LD-01", "C4-LD-03", "B2-FR-04"])
 def test_function_call_outputs_get_the_injections_tool_results_get(config: dict[str, Any]) -> None:
     intercepts = config_from(config).intercepts
-    expected = rewrite_request("anthropic", anthropic_turns(*CALLS), intercepts)
+    expected = rewrite_request(get_provider("anthropic"), anthropic_turns(*CALLS), intercepts)
     body = responses_turns(*CALLS)
     original = copy.deepcopy(body)
-    rewrite = rewrite_request("openai_responses", body, intercepts)
+    rewrite = rewrite_request(get_provider("openai_responses"), body, intercepts)
     assert body == original, "the agent's body must not be mutated"
     assert rewrite.changed and len(rewrite.injections) == len(expected.injections)
     assert outputs(rewrite.body) == [content for content, _ in results(expected.body)]
     assert [(i.mode, i.tool, i.tool_use_id, i.original, i.injected, i.is_error) for i in rewrite.injections] == [
         (i.mode, i.tool, i.tool_use_id, i.original, i.injected, i.is_error) for i in expected.injections]
-    again = rewrite_request("openai_responses", copy.deepcopy(body), intercepts)
+    again = rewrite_request(get_provider("openai_responses"), copy.deepcopy(body), intercepts)
     assert again.body == rewrite.body, "a re-sent history is rewritten the same way"
 
 
@@ -63,7 +64,7 @@ def test_a_continuation_knows_the_calls_of_the_items_it_does_not_repeat() -> Non
     """With ``previous_response_id`` the client sends only the new outputs; the calls are in ``prior``."""
     full = responses_turns(*CALLS[:1])["input"]
     prior, new = full[:-1], full[-1:]
-    rewrite = rewrite_request("openai_responses", {"input": new, "previous_response_id": "resp_1"},
+    rewrite = rewrite_request(get_provider("openai_responses"), {"input": new, "previous_response_id": "resp_1"},
                               config_from(LD01).intercepts, prior=prior)  # fmt: skip
     assert outputs(rewrite.body) == ["Error: Invalid date parameter format."]
     assert rewrite.injections[0].tool == "search_flights"
@@ -73,7 +74,7 @@ def test_a_continuation_knows_the_calls_of_the_items_it_does_not_repeat() -> Non
 def test_string_input_and_untouched_requests_are_returned_as_they_are() -> None:
     intercepts = config_from(LD01).intercepts
     body = {"model": "gpt-x", "input": "查一下航班"}
-    assert rewrite_request("openai_responses", body, intercepts).body is body
+    assert rewrite_request(get_provider("openai_responses"), body, intercepts).body is body
     untouched = responses_turns(("web_search", {"q": "x"}, "found"))
-    rewrite = rewrite_request("openai_responses", untouched, intercepts)
+    rewrite = rewrite_request(get_provider("openai_responses"), untouched, intercepts)
     assert rewrite.body is untouched and not rewrite.changed

@@ -53,3 +53,41 @@ def test_stream_ends_and_error_events_assemble_as_errors() -> None:
     assert openai.stream_may_end(b"data: [DONE]\n\n") and not openai.stream_may_end(b"data: {}\n\n")
     assert openai.error_body(413, "big", code="request_too_large")["error"]["code"] == "request_too_large"
     assert "code" not in anthropic.error_body(413, "big", code="request_too_large")["error"]
+
+
+def test_each_provider_maps_its_stop_reasons_to_the_canonical_terms() -> None:
+    from tracekit.providers import openai_responses
+
+    assert anthropic.canonical_stop_reason({"stop_reason": "tool_use"}) == "tool_use"
+    finish = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+    for reason, canonical in finish.items():
+        assert openai.canonical_stop_reason({"choices": [{"finish_reason": reason}]}) == canonical
+    assert openai.canonical_stop_reason({"choices": [{"finish_reason": "odd"}]}) == "odd"
+    assert openai.canonical_stop_reason({"choices": []}) is None
+    function_call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    call = {"status": "completed", "output": [function_call]}
+    assert openai_responses.canonical_stop_reason(call) == "tool_use"
+    assert openai_responses.canonical_stop_reason({"status": "completed", "output": []}) == "end_turn"
+    cut = {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    assert openai_responses.canonical_stop_reason(cut) == "max_tokens"
+
+
+def test_a_provider_owns_the_tool_results_an_intercept_rewrites() -> None:
+    from tracekit.intercepts import config_from, rewrite_request
+
+    for provider, result in ((anthropic, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}),
+                             (openai, {"role": "tool", "tool_call_id": "c1", "content": "ok"})):
+        call = openai.item_tool_calls({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "北京"}'}}]})
+        assert call == [{"type": "tool_use", "id": "c1", "name": "search", "input": {"q": "北京"}}]
+        assistant = {"role": "assistant", "content": call} if provider is anthropic else {
+            "role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                                                 "function": {"name": "search", "arguments": '{"q": "北京"}'}}]}
+        intercepts = config_from({"type": "tool_intercept", "intercept_tool": "search",
+                                  "inject_tool_result": {"is_error": True, "content": "服务不可用"}}).intercepts
+        rewrite = rewrite_request(provider, {"messages": [assistant, result]}, intercepts)
+        (injection,) = rewrite.injections
+        assert (injection.tool, injection.original, injection.injected) == ("search", "ok", "服务不可用")
+        (ref,) = provider.item_tool_results(rewrite.body["messages"][1])
+        assert ref.content == "服务不可用"

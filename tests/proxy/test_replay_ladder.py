@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracekit.cli.main import cli
-from tracekit.errors import InputError
+from tracekit.errors import ProxySetupError
 from tracekit.proxy.launch import match_rules
 from tracekit.proxy.matching import MatchRules, PathPattern, remove_paths
 from tracekit.testing import ToolUse, by_turn, text_reply, tool_use_reply
@@ -187,5 +187,5 @@ def test_path_patterns(pattern: str, body: Any, expected: Any) -> None:
 
 @pytest.mark.parametrize("pattern", ["", "a..b", "a[", "$", "a[x]"])
 def test_bad_path_patterns_are_refused(pattern: str) -> None:
-    with pytest.raises(InputError):
+    with pytest.raises(ProxySetupError):
         PathPattern.parse(pattern)

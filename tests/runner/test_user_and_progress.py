@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tracekit.cases.model import SimulatedUser
+from tracekit.cases.context import SimulatedUser
 from tracekit.progress import Progress
 from tracekit.runner.simulated_user import DONE_MARKER, ModelUser, ScriptedUser, simulated_user_for
 from tracekit.runner.turn_clients import ModelTurn

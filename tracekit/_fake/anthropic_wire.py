@@ -24,9 +24,8 @@ from tracekit._fake.wire import (
     split_text,
     tool_input_json,
 )
+from tracekit.constants import JSON_CONTENT_TYPE, SSE_CONTENT_TYPE
 
-SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
-JSON_CONTENT_TYPE = "application/json"
 # The real API sends the ping payload with a space after the colon, unlike every other event.
 PING_DATA = b'{"type": "ping"}'
 

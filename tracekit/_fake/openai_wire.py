@@ -28,9 +28,8 @@ from tracekit._fake.wire import (
     thinking_tokens,
     tool_input_json,
 )
+from tracekit.constants import JSON_CONTENT_TYPE, SSE_CONTENT_TYPE
 
-SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
-JSON_CONTENT_TYPE = "application/json"
 SYSTEM_FINGERPRINT = "fp_tracekit_fake"
 
 #: Anthropic stop reason -> OpenAI finish_reason.

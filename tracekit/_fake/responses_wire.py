@@ -39,9 +39,8 @@ from tracekit._fake.wire import (
     thinking_tokens,
     tool_input_json,
 )
+from tracekit.constants import JSON_CONTENT_TYPE, SSE_CONTENT_TYPE
 
-SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
-JSON_CONTENT_TYPE = "application/json"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 #: Request fields a response echoes, with the value the API reports when the request leaves them out.

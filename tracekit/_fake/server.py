@@ -21,6 +21,7 @@ from tracekit._fake.response_store import ResponseStore
 from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
+from tracekit.constants import HEALTH_PATH
 from tracekit.loop_thread import LoopThread, ThreadServed
 
 ROUTES: dict[str, Provider] = {
@@ -28,7 +29,6 @@ ROUTES: dict[str, Provider] = {
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai_responses",
 }
-HEALTH_PATH = "/_tracekit/health"
 SERVER_HEADER = "tracekit-fake-upstream"
 
 

@@ -7,8 +7,9 @@ Entry points: ``analyze_trace`` (one loaded trace -> its ``traces[]`` entry), ``
 ``CaseRun``. Heavier dependencies (the case library, tiktoken, networkx, the judge) load only when used.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tracekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun, bind_case, history_length
@@ -33,18 +34,18 @@ if TYPE_CHECKING:
 #: (``tracekit.analyze.results`` for ``tracekit analyze``) does not load the case library, the verdict code
 #: and the results models too (a tenth of a second of start-up).
 _HOMES = {
-    "CaseRun": "binding", "bind_case": "binding", "history_length": "binding",
-    "Check": "checks", "evaluate_expect": "checks",
-    "REGISTRY": "detectors", "DetectorContext": "detectors", "Finding": "detectors", "detector": "detectors",
-    "resolve_options": "detectors", "run_detectors": "detectors",
-    "CallGraph": "graph", "CallNode": "graph", "Edge": "graph", "build_graph": "graph", "trace_graph": "graph",
-    "JudgeProvider": "judge_store", "find_judge_store": "judge_store",
-    "AnalyzeSettings": "results", "FileOutcome": "results", "RunOutcome": "results", "analyze_file": "results",
-    "analyze_trace": "results", "build_results": "results", "trace_paths": "results", "write_results": "results",
-    "Results": "tracekit.results.model", "TraceResult": "tracekit.results.model",
-    "Verdict": "tracekit.results.model", "read_results_file": "tracekit.results.model",
-    "JudgeHook": "verdict", "build_verdict": "verdict",
-}  # fmt: skip
+    "binding": ["CaseRun", "bind_case", "history_length"],
+    "checks": ["Check", "evaluate_expect"],
+    "detectors": ["REGISTRY", "DetectorContext", "Finding", "detector", "resolve_options", "run_detectors"],
+    "graph": ["CallGraph", "CallNode", "Edge", "build_graph", "trace_graph"],
+    "judge_store": ["JudgeProvider", "find_judge_store"],
+    "results": [
+        "AnalyzeSettings", "FileOutcome", "RunOutcome", "analyze_file", "analyze_trace", "build_results",
+        "trace_paths", "write_results",
+    ],
+    "tracekit.results.model": ["Results", "TraceResult", "Verdict", "read_results_file"],
+    "verdict": ["JudgeHook", "build_verdict"],
+}
 
 __all__ = [
     "REGISTRY",
@@ -81,11 +82,4 @@ __all__ = [
     "write_results",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home if "." in home else f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

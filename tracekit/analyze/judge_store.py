@@ -36,8 +36,6 @@ from tracekit.storage import is_url, kind, local
 if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
 
-#: ``Header.source`` of the judge's kept exchanges: trace files of the judge, not of an agent.
-JUDGE_SOURCE = "judge"
 #: The folder name of a store of kept judge verdicts, beside the recordings they judge.
 JUDGE_FOLDER = "judge"
 

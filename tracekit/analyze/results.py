@@ -31,9 +31,9 @@ import orjson
 from tracekit import __version__
 from tracekit.analyze import feed
 from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
-from tracekit.analyze.judge_store import JUDGE_SOURCE
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
+from tracekit.constants import JUDGE_SOURCE
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
 from tracekit.trace import load_trace

@@ -17,9 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tracekit.cases.base import NO_TOOL
 from tracekit.cases.dates import DateError, resolve_date
+from tracekit.cases.expect import Expect
 from tracekit.cases.loader import CaseEntry, CaseLibrary
-from tracekit.cases.model import NO_TOOL, ArgMatcher, Case, Expect, ExpectedCall
+from tracekit.cases.matchers import ArgMatcher, ExpectedCall
+from tracekit.cases.model import Case
 from tracekit.cases.tool_schema import check_value, property_schema
 from tracekit.cases.yaml_source import Problem
 

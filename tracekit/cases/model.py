@@ -14,67 +14,15 @@ import re
 from pydantic import Field, model_validator
 
 from tracekit.cases.base import CASE_ID_PATTERN, NO_TOOL, SECTION_ORDER, Dimension, StrictModel
-from tracekit.cases.context import CaseInput, Context, ImageRef, SeedRef, SimulatedUser
-from tracekit.cases.expect import AnswerCheck, CallOrder, DataFlow, Expect, OrderMode, Recovery, RecoveryMode
+from tracekit.cases.context import CaseInput, Context, SeedRef
+from tracekit.cases.expect import Expect
 from tracekit.cases.injections import (
     Fault,
-    HttpErrorFault,
-    InjectedResult,
     Intercept,
-    LatencyFault,
-    MockedCall,
-    StreamCutFault,
-    StreamErrorFault,
-    ToolIntercept,
-    ToolMock,
 )
-from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NumberRange, OutputRef
-from tracekit.cases.scoring import Bound, Criteria, Judge, Scoring, SkillGroup, Skills, Tiers, ToolTiers
+from tracekit.cases.scoring import Criteria, Judge, Scoring, Skills
 
-# The names below were defined here before the models were split by concept; they stay importable
-# from tracekit.cases.model (and from tracekit.cases) for existing importers.
-__all__ = [
-    "CASE_ID_PATTERN",
-    "MATCHER_NAMES",
-    "NO_TOOL",
-    "SECTION_ORDER",
-    "AnswerCheck",
-    "ArgMatcher",
-    "Bound",
-    "CallOrder",
-    "Case",
-    "CaseInput",
-    "Context",
-    "Criteria",
-    "DataFlow",
-    "Dimension",
-    "Expect",
-    "ExpectedCall",
-    "Fault",
-    "HttpErrorFault",
-    "ImageRef",
-    "InjectedResult",
-    "Intercept",
-    "Judge",
-    "LatencyFault",
-    "MockedCall",
-    "NumberRange",
-    "OrderMode",
-    "OutputRef",
-    "Recovery",
-    "RecoveryMode",
-    "Scoring",
-    "SeedRef",
-    "SimulatedUser",
-    "SkillGroup",
-    "Skills",
-    "StreamCutFault",
-    "StreamErrorFault",
-    "Tiers",
-    "ToolIntercept",
-    "ToolMock",
-    "ToolTiers",
-]
+__all__ = ["Case"]
 
 
 class Case(StrictModel):

@@ -10,7 +10,8 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from tracekit.errors import EXIT_CHECK_FAILED, EXIT_USAGE, InputError, TracekitError
+from tracekit.cli.exits import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
+from tracekit.errors import OptionsError, TracekitError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:
@@ -135,11 +136,14 @@ def analyze(
     results_dir: str | Path | None = None
     if json_target is not None:
         results_dir = str(json_target).rsplit("/", 1)[0] if is_url(json_target) else Path(json_target).parent
-    analysis = Analysis.build(
-        paths, cases_dir=cases_dir, case_id=case_id, results_dir=results_dir, detector_options=detector_options,
-        config_path=config_path, detector_preset=detector_preset, judge_store=judge_store,
-        judge_model=judge_model, judge_offline=judge_offline,
-    )  # fmt: skip
+    try:
+        analysis = Analysis.build(
+            paths, cases_dir=cases_dir, case_id=case_id, results_dir=results_dir, detector_options=detector_options,
+            config_path=config_path, detector_preset=detector_preset, judge_store=judge_store,
+            judge_model=judge_model, judge_offline=judge_offline,
+        )  # fmt: skip
+    except OptionsError as exc:
+        raise InputError(str(exc)) from exc
     for problem in analysis.library_problems:
         click.echo(f"error: {problem} (left out of the library; the other cases are analyzed)", err=True)
     if analysis.judge_note:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
+from tracekit.cli.exits import EXIT_CHECK_FAILED, InputError
+from tracekit.errors import OptionsError, TracekitError
 
 if TYPE_CHECKING:
     from tracekit.results.model import Results
@@ -97,7 +98,10 @@ def _analyzed(folder: str, cases_dir: str | None) -> Results:
     from tracekit.analyze.results import build_results
     from tracekit.application import Analysis
 
-    analysis = Analysis.build([folder], cases_dir=cases_dir, results_dir=os.getcwd())
+    try:
+        analysis = Analysis.build([folder], cases_dir=cases_dir, results_dir=os.getcwd())
+    except OptionsError as exc:
+        raise InputError(str(exc)) from exc
     return build_results(analysis.files, analysis.settings)
 
 

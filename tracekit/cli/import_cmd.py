@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from tracekit.errors import EXIT_USAGE, InputError, TracekitError
+from tracekit.cli.exits import EXIT_USAGE, InputError
+from tracekit.errors import TracekitError
 from tracekit.progress import Progress
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
@@ -20,9 +21,41 @@ _PROGRESS_FROM = 20  # show a progress bar from this many trajectories on
 _SHOWN_PROBLEMS = 20  # problems printed one by one; the rest are counted
 
 
-@click.group("import")
+class _ImportGroup(click.Group):
+    """The built-in importers, and one command per importer added from outside (``tracekit.plugins``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from tracekit.importers.registry import importer_names
+
+        return sorted({*super().list_commands(ctx), *importer_names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from tracekit.importers.registry import importer_named
+
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        try:
+            function = importer_named(cmd_name)
+        except TracekitError as exc:
+            raise InputError(str(exc)) from exc
+        return None if function is None else _added_importer(cmd_name, function)
+
+
+@click.group("import", cls=_ImportGroup)
 def import_group() -> None:
     """Import other tools' transcripts as traces (one trace file per transcript)."""
+
+
+def _added_importer(name: str, function: Callable[..., list[Any]]) -> click.Command:
+    """``tracekit import NAME FILE... --out DIR`` for an importer added from outside; its help is the
+    function's docstring."""
+
+    def command(files: tuple[Path, ...], out: Path | str) -> None:
+        _run_reading_on(lambda problems: function(list(files), problems), out)
+
+    help_text = (function.__doc__ or f"FILE is read by the importer {name!r}.").strip()
+    return _out(_files(click.command(name, help=help_text)(command)))
 
 
 class _Destination(click.ParamType):

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from tracekit.errors import InputError, TracekitError
+from tracekit.cli.exits import InputError
+from tracekit.errors import TracekitError
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.

@@ -6,9 +6,15 @@ from pathlib import Path
 
 import click
 
-from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.proxy.limits import chosen_limits, limit_options
-from tracekit.proxy.options import HOST_HELP, body_options, timeout_options
+from tracekit.cli.guard_option import guard_option
+from tracekit.cli.proxy_options import (
+    HOST_HELP,
+    body_options,
+    chosen_limits,
+    limit_options,
+    serve_proxy,
+    timeout_options,
+)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,22 +63,8 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
-    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
-    from tracekit.proxy.launch import case_config, redactor_with, run
-    from tracekit.proxy.server import ProxyConfig
-
-    config = ProxyConfig(
-        mode="record",
-        upstream=upstream,
-        out_dir=out_dir,
-        intercepts=case_config(case_file),
-        redactor=redactor_with(redact),
-        fsync=fsync,
-        max_body_bytes=max_body_bytes,
-        **chosen_limits(),
-        secret_fields=redact_fields,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        observer=guard_observer(guard_file),
+    serve_proxy(
+        host, port, allow_remote, case_file=case_file, redact=redact, guard_file=guard_file, mode="record",
+        upstream=upstream, out_dir=out_dir, fsync=fsync, max_body_bytes=max_body_bytes, secret_fields=redact_fields,
+        connect_timeout=connect_timeout, read_timeout=read_timeout, **chosen_limits(),
     )
-    run(config, host, port, allow_remote)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from tracekit.cli.guard_option import guard_observer, guard_option
-from tracekit.errors import InputError, TracekitError
-from tracekit.proxy.limits import chosen_limits, limit_options
-from tracekit.proxy.options import HOST_HELP, body_options
+from tracekit.cli.exits import InputError
+from tracekit.cli.guard_option import guard_option
+from tracekit.cli.proxy_options import HOST_HELP, body_options, chosen_limits, limit_options, serve_proxy
+from tracekit.errors import TracekitError
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,10 +67,9 @@ def replay(
     --guard [FILE] watches each session live, as in tracekit record (docs/guard.md), e.g.:
       tracekit replay recordings --port 0 --guard guard.yaml
     """
-    # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
-    from tracekit.proxy.launch import case_config, match_rules, redactor_with, run
+    # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
+    from tracekit.proxy.launch import match_rules
     from tracekit.proxy.runner import check_host
-    from tracekit.proxy.server import ProxyConfig
     from tracekit.trace import trace_files
 
     if on_miss == "record" and not upstream:
@@ -83,19 +82,13 @@ def replay(
         raise InputError(
             f"no trace files found in {directory} (a trace file ends in .jsonl); record some with tracekit record"
         )
-    config = ProxyConfig(
-        mode="replay",
-        upstream=upstream if on_miss == "record" else None,
-        out_dir=out_dir,
-        replay_dir=directory,
-        intercepts=case_config(case_file),
-        redactor=redactor_with(redact),
-        timing=timing,
-        on_miss=on_miss,
-        max_body_bytes=max_body_bytes,
+    try:
+        rules = match_rules(directory, ignore, builtin=not no_builtin_rules)
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+    serve_proxy(
+        host, port, allow_remote, case_file=case_file, redact=redact, guard_file=guard_file, mode="replay",
+        upstream=upstream if on_miss == "record" else None, out_dir=out_dir, replay_dir=directory, timing=timing,
+        on_miss=on_miss, max_body_bytes=max_body_bytes, secret_fields=redact_fields, match_rules=rules,
         **chosen_limits(),
-        secret_fields=redact_fields,
-        observer=guard_observer(guard_file),
-        match_rules=match_rules(directory, ignore, builtin=not no_builtin_rules),
     )
-    run(config, host, port, allow_remote)

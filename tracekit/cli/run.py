@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracekit.errors import InputError, TracekitError
+from tracekit.cli.exits import InputError
+from tracekit.errors import OptionsError, TracekitError
 
 if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary
@@ -110,7 +111,10 @@ def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat:
     from tracekit.application import kept_judge
     from tracekit.output import write_json
 
-    judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge
+    try:
+        judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge
+    except OptionsError as exc:
+        raise InputError(str(exc)) from exc
     click.echo(note, err=True)
     trials = trial_verdicts(jobs, out_dir, library, judge)
     result = run_summary(trials, repeat)

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from tracekit.errors import EXIT_USAGE, InputError, TracekitError
+from tracekit.cli.exits import EXIT_USAGE, InputError
+from tracekit.errors import TracekitError
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.

@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from typing import TypeVar
 
 from tracekit.clients.base import Endpoint, ModelClient, ModelUse
+from tracekit.entry_points import MODEL_CLIENTS
 from tracekit.errors import ModelClientError
 
 #: The model APIs, by wire protocol.
@@ -34,7 +35,7 @@ class ApiModelClient(ModelClient):
 
 
 #: The entry-point group through which installed packages register model-name prefixes.
-ENTRY_POINT_GROUP = "tracekit.model_clients"
+ENTRY_POINT_GROUP = MODEL_CLIENTS
 
 ClientFactory = Callable[[str], ModelClient]
 """Makes the client of one model name (the whole name, prefix included); may raise ``ModelClientError``
@@ -51,6 +52,18 @@ def register_model_client(prefix: str) -> Callable[[_Factory], _Factory]:
 
     A later registration of the same prefix replaces the earlier one; an entry point is only consulted
     for a prefix nothing registered.
+
+    >>> from tracekit.clients import Endpoint, ModelClient, model_client, register_model_client
+    >>> @register_model_client("local")
+    ... class LocalServer(ModelClient):
+    ...     "``local:<model>``: an OpenAI-compatible server on this machine."
+    ...     api_key = "no-key"
+    ...     def __init__(self, model):
+    ...         self.model = model
+    ...     def open(self, use):
+    ...         return Endpoint("http://127.0.0.1:8000/v1")
+    >>> model_client("local:qwen3").model
+    'local:qwen3'
     """
     if not prefix or ":" in prefix or prefix != prefix.strip():
         raise ValueError(f"a model-name prefix is a non-empty word without ':' or spaces around it, not {prefix!r}")

@@ -5,13 +5,13 @@
 - ``GuardSession``: one session's records, detectors fed call by call, budgets, decisions;
 - ``SessionPlan``: what a guard file asks of every session (acting and recording detectors, budgets), once;
 - ``LiveGuard``: the proxy's exchange observer (``ProxyConfig.observer``), one ``GuardSession`` per session;
-- ``with_note``: the ``warn`` note in the shape of each API.
+- the ``warn`` note goes into a request in the shape of its API by the provider (``Provider.with_note``).
 
 ``docs/guard.md`` is the user's guide.
 """
 
 from tracekit.guard.config import GuardConfig, GuardConfigError, load_guard_config, with_budgets
-from tracekit.guard.observer import LiveGuard, with_note
+from tracekit.guard.observer import LiveGuard
 from tracekit.guard.session import GuardSession, SessionPlan, Verdict
 
 __all__ = [
@@ -23,5 +23,4 @@ __all__ = [
     "Verdict",
     "load_guard_config",
     "with_budgets",
-    "with_note",
 ]

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from tracekit.clients import ApiModelClient, Endpoint, ModelClient, ModelUse
+from tracekit.constants import JUDGE_SOURCE, SESSION_HEADER
 from tracekit.errors import JudgeCallError
 from tracekit.judge.prompt import ROUTE
 from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy, request_key
@@ -45,9 +46,6 @@ log = logging.getLogger(__name__)
 #: API version sent with sampling parameters: the SDK's default version (2026-10-21) no longer accepts
 #: ``temperature`` (Anthropic SDK 2.x migration notes); 2023-06-01 still does, for models that support it.
 SAMPLING_API_VERSION = "2023-06-01"
-SESSION_HEADER = "x-tracekit-session"
-#: ``Header.source`` of a kept judge exchange: a trace of the judge, not of an agent.
-JUDGE_SOURCE = "judge"
 
 
 class JudgeTransport:

@@ -1,7 +1,8 @@
-"""Wire formats of model APIs, each a module with the same few functions (see ``base.Provider``).
+"""Wire formats of model APIs: the one seam between tracekit and a model API's bytes (``base.Provider``).
 
 ``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
-``openai_responses`` serves ``POST /v1/responses``.
+``openai_responses`` serves ``POST /v1/responses``; a new format subclasses ``ProviderBase`` and is
+registered with ``@register_provider`` or the entry-point group ``tracekit.providers`` (``registry``).
 
 Example::
 
@@ -14,7 +15,16 @@ Example::
 from __future__ import annotations
 
 from tracekit.providers import anthropic, openai, openai_responses
-from tracekit.providers.base import Provider, StreamAssembler
+from tracekit.providers.base import Provider, StreamAssembler, ToolResultRef
+from tracekit.providers.defaults import ProviderBase
+from tracekit.providers.registry import (
+    PROVIDERS,
+    get_provider,
+    load_installed,
+    provider_for_path,
+    register_provider,
+    routes,
+)
 from tracekit.providers.sse import (
     ServerSentEvent,
     SSEParser,
@@ -24,45 +34,24 @@ from tracekit.providers.sse import (
     parse_sse,
 )
 
-PROVIDERS: dict[str, Provider] = {
-    anthropic.NAME: anthropic,
-    openai.NAME: openai,
-    openai_responses.NAME: openai_responses,
-}
-"""Every provider by name."""
-
-
-def get_provider(name: str) -> Provider:
-    """The provider called ``name`` ('anthropic', 'openai', 'openai_responses'); ``KeyError`` naming the known
-    ones otherwise."""
-    try:
-        return PROVIDERS[name]
-    except KeyError:
-        raise KeyError(f"unknown provider {name!r}; known: {', '.join(sorted(PROVIDERS))}") from None
-
-
-def provider_for_path(path: str) -> Provider | None:
-    """The provider serving a request path (query string and a trailing slash ignored), or None."""
-    route = path.split("?", 1)[0].rstrip("/")
-    for provider in PROVIDERS.values():
-        if route == provider.ROUTE or route.endswith(provider.ROUTE):
-            return provider
-    return None
-
-
 __all__ = [
     "PROVIDERS",
     "Provider",
+    "ProviderBase",
     "SSEParser",
     "ServerSentEvent",
     "StreamAssembler",
+    "ToolResultRef",
     "anthropic",
     "encode_event",
     "encode_json_event",
     "get_provider",
     "iter_sse",
+    "load_installed",
     "openai",
     "openai_responses",
     "parse_sse",
     "provider_for_path",
+    "register_provider",
+    "routes",
 ]

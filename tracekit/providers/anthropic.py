@@ -18,10 +18,17 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-import jiter
-import orjson
+from typing_extensions import Unpack
 
-from tracekit.providers.base import NOT_CONTINUED, AssemblerBase, Continuation, assemble
+from tracekit.providers.anthropic_stream import TOOL_INPUT_BLOCKS, AnthropicStreamAssembler, render_events
+from tracekit.providers.base import (
+    NOT_CONTINUED,
+    Continuation,
+    Overrides,
+    ToolResultRef,
+    assemble,
+    overridden,
+)
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -51,21 +58,7 @@ _ERROR_TYPES = {
     504: "timeout_error",
     529: "overloaded_error",
 }
-_TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use")
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-# message_delta usage fields that overwrite the message_start values when given (not None); the last
-# two only the SDK's beta stream merges, the plain one drops them.
-_DELTA_USAGE_OPTIONAL = (
-    "input_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "server_tool_use",
-    "output_tokens_details",
-    "iterations",
-    "fallback_credit",
-)
-
-
 def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
     """The request's ``system`` and ``messages`` as a canonical conversation (already Anthropic-shaped)."""
     system = body.get("system")
@@ -87,6 +80,38 @@ def request_continuation(body: dict[str, Any]) -> Continuation:
     return Continuation(True, str(previous) if previous else None)
 
 
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of an assistant message (already canonical)."""
+    content = item.get("content")
+    if item.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
+
+
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """The ``tool_result`` blocks of a user message, by position in its content."""
+    content = item.get("content")
+    if item.get("role") != "user" or not isinstance(content, list):
+        return []
+    return [
+        ToolResultRef(position, block.get("tool_use_id"), block.get("content"), bool(block.get("is_error", False)))
+        for position, block in enumerate(content)
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The user message whose ``tool_result`` block at ``position`` says ``content`` (``is_error`` kept)."""
+    blocks = list(item["content"])
+    block = {**blocks[position], "content": content}
+    if is_error:
+        block["is_error"] = True
+    else:
+        block.pop("is_error", None)
+    blocks[position] = block
+    return {**item, "content": blocks}
+
+
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """Split a response body into the canonical assistant message and ``meta`` (all other fields).
 
@@ -99,19 +124,14 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
     blocks = []
     for block in body.get("content") or []:
         block = copy.deepcopy(block)
-        if isinstance(block, dict) and block.get("type") in _TOOL_INPUT_BLOCKS and isinstance(block.get("input"), str):
+        if isinstance(block, dict) and block.get("type") in TOOL_INPUT_BLOCKS and isinstance(block.get("input"), str):
             block["_input_parse_error"] = True
         blocks.append(block)
     return {"role": "assistant", "content": blocks}, meta
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The Messages API response body for a canonical assistant message.
 
@@ -119,6 +139,7 @@ def canonical_to_response(
     body is made up (a deterministic id, ``stop_reason`` from the content, zero usage). Keyword
     arguments override ``meta``. ``message=None`` returns the error body held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     if message is None:
         if response_error(meta) is None:
@@ -173,6 +194,28 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a text block at the end of the last user message (the one holding the tool results), or
+    as a user message of its own after an assistant message."""
+    messages = request_items(body)
+    if messages is None:
+        return None
+    messages = list(messages)
+    last = messages[-1] if messages else None
+    if isinstance(last, dict) and last.get("role") == "user":
+        content = last.get("content")
+        blocks = list(content) if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        messages[-1] = {**last, "content": [*blocks, {"type": "text", "text": note}]}
+    else:
+        messages.append({"role": "user", "content": note})
+    return with_request_items(body, messages)
+
+
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """The body's ``stop_reason``: the canonical terms are this API's."""
+    return response_stop_reason(body)
+
+
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:
     """The ``error`` object of an error body (``{"type": "error", "error": {...}}``), else None."""
     if body.get("type") == "error":
@@ -198,109 +241,6 @@ def error_event(error_type: str, message: str) -> bytes:
     return encode_json_event({"type": "error", "error": {"type": error_type, "message": message}}, "error")
 
 
-class AnthropicStreamAssembler(AssemblerBase):
-    """Accumulates Messages API stream events into the response body, as the official SDK does
-    (``error`` holds the body of an ``error`` event; ``done`` turns true at ``message_stop``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._message: dict[str, Any] | None = None
-        # Deltas kept as lists of pieces, joined (and tool input parsed) when the body is read: joining the
-        # growing text at every delta made a long stream cost quadratic time (issue 27: 60 MB in 54 s).
-        self._pieces: dict[tuple[int, str], list[str]] = {}
-
-    def _snapshot_body(self) -> dict[str, Any]:
-        if self._message is None:
-            return {}
-        content = self._message["content"]
-        for (index, field), pieces in self._pieces.items():
-            joined = "".join(pieces)
-            pieces[:] = [joined]  # (joined once: a later read joins only what came since)
-            if field == "partial_json":
-                if joined:
-                    content[index]["input"] = parse_partial_json(joined)
-            else:
-                content[index][field] = joined
-        return copy.deepcopy(self._message)
-
-    def _piece(self, index: int, field: str, block: dict[str, Any], text: Any) -> None:
-        pieces = self._pieces.get((index, field))
-        if pieces is None:
-            start = block.get(field, "") if field != "partial_json" else ""
-            pieces = self._pieces[(index, field)] = [start] if isinstance(start, str) and start else []
-        if isinstance(text, str):
-            pieces.append(text)
-
-    def feed(self, event: ServerSentEvent) -> None:
-        """Apply one event (``ping`` and unknown events are ignored, as by the SDK)."""
-        name = event.event
-        if name == "ping":
-            return
-        try:
-            data = event.json()
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(data, dict):
-            return
-        name = name or data.get("type")
-        if name == "error":
-            self._error = data if data.get("type") == "error" else {"type": "error", "error": data}
-        elif name == "message_start":
-            self._message = copy.deepcopy(data.get("message") or {})
-            self._message.setdefault("content", [])
-        elif self._message is None:
-            return
-        elif name == "content_block_start":
-            self._message["content"].append(copy.deepcopy(data.get("content_block") or {}))
-        elif name == "content_block_delta":
-            self._apply_delta(data)
-        elif name == "message_delta":
-            self._apply_message_delta(data)
-        elif name == "message_stop":
-            self._done = True
-
-    def _apply_delta(self, data: dict[str, Any]) -> None:
-        index = data.get("index")
-        content = self._message["content"] if self._message else []
-        if not isinstance(index, int) or not 0 <= index < len(content):
-            return
-        block, delta = content[index], data.get("delta") or {}
-        kind, block_type = delta.get("type"), block.get("type")
-        if kind == "text_delta" and block_type == "text":
-            self._piece(index, "text", block, delta.get("text", ""))
-        elif kind == "input_json_delta" and block_type in _TOOL_INPUT_BLOCKS:
-            self._piece(index, "partial_json", block, delta.get("partial_json", ""))
-        elif kind == "citations_delta" and block_type == "text":
-            if block.get("citations"):
-                block["citations"].append(delta.get("citation"))
-            else:
-                block["citations"] = [delta.get("citation")]
-        elif kind == "thinking_delta" and block_type == "thinking":
-            self._piece(index, "thinking", block, delta.get("thinking", ""))
-        elif kind == "signature_delta" and block_type == "thinking":
-            block["signature"] = delta.get("signature")
-        elif kind == "compaction_delta" and block_type == "compaction":
-            block["content"] = delta.get("content")
-            block["encrypted_content"] = delta.get("encrypted_content")
-
-    def _apply_message_delta(self, data: dict[str, Any]) -> None:
-        message = self._message or {}
-        delta = data.get("delta") or {}
-        message["stop_reason"] = delta.get("stop_reason")
-        message["stop_sequence"] = delta.get("stop_sequence")
-        if "stop_details" in delta or "stop_details" in message:
-            message["stop_details"] = delta.get("stop_details")
-        for key, source in (("container", delta), ("context_management", data), ("input_transformations", data)):
-            if source.get(key) is not None:
-                message[key] = source[key]
-        usage = data.get("usage") or {}
-        target = message.setdefault("usage", {})
-        target["output_tokens"] = usage.get("output_tokens")
-        for key in _DELTA_USAGE_OPTIONAL:
-            if usage.get(key) is not None:
-                target[key] = usage[key]
-
-
 def stream_assembler() -> AnthropicStreamAssembler:
     """A new incremental assembler for one Messages API stream."""
     return AnthropicStreamAssembler()
@@ -315,57 +255,7 @@ def render_stream(body: dict[str, Any]) -> bytes:
     """A JSON response body (or error body) as the SSE bytes the Messages API would have streamed."""
     if response_error(body) is not None:
         return encode_json_event(body, "error")
-    start = {key: copy.deepcopy(value) for key, value in body.items() if key != "content"}
-    start.update(content=[], stop_reason=None, stop_sequence=None)
-    if "stop_details" in body:
-        start["stop_details"] = None
-    parts = [_event("message_start", message=start), _event("ping")]
-    for index, block in enumerate(body.get("content") or []):
-        first, deltas = _block_events(block)
-        parts.append(_event("content_block_start", index=index, content_block=first))
-        parts.extend(_event("content_block_delta", index=index, delta=delta) for delta in deltas)
-        parts.append(_event("content_block_stop", index=index))
-    ending: dict[str, Any] = {"stop_reason": body.get("stop_reason"), "stop_sequence": body.get("stop_sequence")}
-    if "stop_details" in body:
-        ending["stop_details"] = body["stop_details"]
-    usage = {"output_tokens": (body.get("usage") or {}).get("output_tokens", 0)}
-    parts.append(_event("message_delta", delta=ending, usage=usage))
-    parts.append(_event("message_stop"))
-    return b"".join(parts)
-
-
-def _event(name: str, **fields: Any) -> bytes:
-    return encode_json_event({"type": name, **fields}, name)
-
-
-def _block_events(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ``content_block_start`` block and the deltas that grow it into ``block``."""
-    kind = block.get("type")
-    if kind == "text":
-        first = {**block, "text": ""}
-        deltas: list[dict[str, Any]] = []
-        if block.get("text"):
-            deltas.append({"type": "text_delta", "text": block["text"]})
-        if block.get("citations"):
-            first["citations"] = []
-            deltas += [{"type": "citations_delta", "citation": citation} for citation in block["citations"]]
-        return first, deltas
-    if kind == "thinking":
-        first = {**block, "thinking": ""}
-        deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}] if block.get("thinking") else []
-        if "signature" in block:
-            first["signature"] = ""
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        return first, deltas
-    if kind in _TOOL_INPUT_BLOCKS:
-        value = block.get("input", {})
-        text = value if isinstance(value, str) else orjson.dumps(value).decode()
-        return {**block, "input": {}}, ([{"type": "input_json_delta", "partial_json": text}] if value != {} else [])
-    if kind == "compaction":
-        delta = {"type": "compaction_delta", "content": block.get("content"),
-                 "encrypted_content": block.get("encrypted_content")}
-        return {**block, "content": None, "encrypted_content": None}, [delta]
-    return copy.deepcopy(block), []
+    return render_events(body)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -379,12 +269,3 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         for block in content
         if isinstance(block, dict)
     ]
-
-
-def parse_partial_json(text: str) -> Any:
-    """The value of a possibly truncated JSON document (unfinished strings dropped); the raw ``text`` when
-    it cannot be parsed."""
-    try:
-        return jiter.from_json(text.encode("utf-8"), partial_mode=True)
-    except ValueError:
-        return text

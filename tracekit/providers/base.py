@@ -1,4 +1,5 @@
-"""What a provider is: a module with the same few functions, converting one wire format.
+"""What a provider is: the members that convert one wire format (a module of functions, or a
+``ProviderBase`` subclass), and the helpers they share (``tool_use`` blocks, stream events, overrides).
 
 The canonical shapes (see ``tracekit.trace``): a conversation is ``(system, messages)`` where messages
 are ``{"role": "user" | "assistant", "content": str | [blocks]}`` with Anthropic-shaped blocks; a reply
@@ -21,9 +22,13 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypedDict
+
+import orjson
+from typing_extensions import Unpack
 
 from tracekit.providers.sse import ServerSentEvent
+from tracekit.trace.canonical import parse_json_arguments
 from tracekit.trace.models import Content, Usage
 
 
@@ -95,6 +100,16 @@ class AssemblerBase(ABC):
         """Apply one event."""
 
 
+def event_object(event: ServerSentEvent) -> dict[str, Any] | None:
+    """The event's data as a JSON object, or None when it is not one (assemblers skip such events, as the
+    SDKs do)."""
+    try:
+        data = event.json()
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def assemble(assembler: StreamAssembler, events: Iterable[ServerSentEvent]) -> dict[str, Any]:
     """Feed ``events`` to ``assembler`` and return the body they add up to."""
     for event in events:
@@ -128,6 +143,37 @@ def response_id(body: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def tool_use(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    """A canonical ``tool_use`` block for a call whose ``arguments`` are JSON text (parsed, as the SDKs do;
+    ``_input_parse_error`` marks text that is not JSON) or already a value (kept; none is ``{}``)."""
+    block: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name}
+    if isinstance(arguments, str):
+        value, ok = parse_json_arguments(arguments)
+        block["input"] = value
+        if not ok:
+            block["_input_parse_error"] = True
+    else:
+        block["input"] = arguments if arguments is not None else {}
+    return block
+
+
+class ToolResultRef(NamedTuple):
+    """A tool result as a wire item carries it: where in the item (``with_tool_result`` takes it back), the
+    call it answers, and its content and error flag as sent (the wire's own shape)."""
+
+    position: int
+    tool_use_id: Any
+    content: Any
+    is_error: bool = False
+
+
+def result_text(content: Any) -> str:
+    """Canonical tool-result content as one string, for wire formats whose tool results are text only."""
+    if isinstance(content, str):
+        return content
+    return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+
+
 def request_items(body: dict[str, Any]) -> list[Any] | None:
     """The ``messages`` of a request (None when it has no list of them)."""
     messages = body.get("messages")
@@ -139,12 +185,26 @@ def with_request_items(body: dict[str, Any], items: list[Any]) -> dict[str, Any]
     return {**body, "messages": items}
 
 
-class Provider(Protocol):
-    """The functions every provider module defines (``tracekit.providers.anthropic`` / ``openai``).
+class Overrides(TypedDict, total=False):
+    """The fields ``canonical_to_response`` takes besides the message and meta, each replacing meta's."""
 
-    The proxy knows a wire format only through these: adding a provider is adding a module that defines all
-    of them and registering it in ``tracekit.providers.PROVIDERS`` (``tests/providers/test_provider_lookup.py``
-    checks that each registered module has every one).
+    model: str | None
+    usage: Usage | None
+    stop_reason: str | None
+
+
+def overridden(overrides: Overrides) -> tuple[str | None, Usage | None, str | None]:
+    """``(model, usage, stop_reason)`` of ``canonical_to_response``'s keyword arguments (None: not given)."""
+    return overrides.get("model"), overrides.get("usage"), overrides.get("stop_reason")
+
+
+class Provider(Protocol):
+    """The members of a provider: a module defining them all (``tracekit.providers.anthropic`` / ``openai``),
+    or a ``ProviderBase`` subclass, which has defaults for all but five.
+
+    The proxy, the intercepts and the guard know a wire format only through these: adding one is a provider
+    and one registration (``register_provider`` or the entry point ``tracekit.providers``;
+    ``tests/providers/test_provider_lookup.py`` checks that each registered provider has every member).
     """
 
     NAME: str
@@ -182,13 +242,7 @@ class Provider(Protocol):
         """A response body as ``(assistant message or None for an error body, meta)``."""
 
     def canonical_to_response(
-        self,
-        message: dict[str, Any] | None,
-        meta: dict[str, Any] | None = None,
-        *,
-        model: str | None = None,
-        usage: Usage | None = None,
-        stop_reason: str | None = None,
+        self, message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
     ) -> dict[str, Any]:
         """The response body for a canonical assistant message (the inverse of ``response_to_canonical``)."""
 
@@ -200,6 +254,10 @@ class Provider(Protocol):
 
     def response_stop_reason(self, body: dict[str, Any]) -> str | None:
         """The provider's stop / finish reason."""
+
+    def canonical_stop_reason(self, body: dict[str, Any]) -> str | None:
+        """Why the reply stopped, in the canonical (Messages API) terms: ``end_turn``, ``tool_use``,
+        ``max_tokens``, ``refusal``, ... (a reason with no such term is given as the wire says it)."""
 
     def response_model(self, body: dict[str, Any]) -> str | None:
         """The model that answered."""
@@ -232,6 +290,22 @@ class Provider(Protocol):
 
     def error_event(self, error_type: str, message: str) -> bytes:
         """The provider's in-stream error event (the SSE bytes that end a stream with an error)."""
+
+    def with_note(self, body: dict[str, Any], note: str) -> dict[str, Any] | None:
+        """A copy of the request ``body`` with ``note`` added where the model reads it before it answers (after
+        the tool results), as the user's; None when the body has no conversation to add it to (the guard's
+        ``warn``)."""
+
+    def item_tool_calls(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tool calls a wire item of a request makes, as canonical ``tool_use`` blocks (none for an item
+        that is not the model's)."""
+
+    def item_tool_results(self, item: dict[str, Any]) -> list[ToolResultRef]:
+        """The tool results a wire item of a request carries back to the model."""
+
+    def with_tool_result(self, item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+        """A copy of ``item`` whose tool result at ``position`` says ``content`` (canonical; a wire format
+        without an error flag sends it as it can and drops ``is_error``): what an intercept sends instead."""
 
 
 def system_content(contents: list[Any], part_block: Callable[[dict[str, Any]], dict[str, Any]]) -> Content | None:

@@ -22,17 +22,32 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
+from typing_extensions import Unpack
 
-from tracekit.providers.base import NOT_CONTINUED, Continuation, assemble, image_source, system_content
+from tracekit.providers.base import (
+    NOT_CONTINUED,
+    Continuation,
+    Overrides,
+    ToolResultRef,
+    assemble,
+    overridden,
+    result_text,
+    system_content,
+)
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
 from tracekit.providers.base import with_request_items as with_request_items
+from tracekit.providers.openai_items import SYSTEM_ROLES, part_block, tool_use_block
+from tracekit.providers.openai_items import assistant_blocks as assistant_blocks
+from tracekit.providers.openai_items import convert_messages as convert_messages
+from tracekit.providers.openai_items import tool_result_block as tool_result_block
+from tracekit.providers.openai_items import user_content as user_content
 from tracekit.providers.openai_stream import OpenAIStreamAssembler, render_chunks
 from tracekit.providers.sse import ServerSentEvent, encode_event, encode_json_event
-from tracekit.trace.canonical import content_hash, parse_json_arguments
+from tracekit.trace.canonical import content_hash
 from tracekit.trace.models import Content, Usage
 
 NAME = "openai"
@@ -47,7 +62,6 @@ CLIENT_HEADERS = ("authorization",)
 #: Assistant message fields that the canonical content holds; the rest of the message stays in meta.
 _DERIVED = ("content", "refusal", "reasoning_content", "tool_calls")
 _HINTS = "_openai"
-_SYSTEM_ROLES = ("system", "developer")
 _ERROR_TYPES = {401: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
                 429: "rate_limit_exceeded"}
 
@@ -56,9 +70,9 @@ def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dic
     """The request's messages as a canonical conversation ``(system, messages)``."""
     raw = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     leading = 0
-    while leading < len(raw) and raw[leading].get("role") in _SYSTEM_ROLES:
+    while leading < len(raw) and raw[leading].get("role") in SYSTEM_ROLES:
         leading += 1
-    system = system_content([m.get("content") for m in raw[:leading]], _part_block)
+    system = system_content([m.get("content") for m in raw[:leading]], part_block)
     return system, convert_messages(raw[leading:])
 
 
@@ -67,87 +81,23 @@ def request_continuation(body: dict[str, Any]) -> Continuation:
     return NOT_CONTINUED
 
 
-def convert_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI chat messages as canonical messages (tool messages grouped into user tool_result turns)."""
-    result: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.get("role")
-        if role in ("tool", "function"):
-            block = tool_result_block(message)
-            previous = result[-1] if result else None
-            if previous is not None and previous.get("_tool_results"):
-                previous["content"].append(block)
-            else:
-                result.append({"role": "user", "content": [block], "_tool_results": True})
-        elif role == "assistant":
-            result.append({"role": "assistant", "content": assistant_blocks(message)})
-        elif role in _SYSTEM_ROLES:
-            result.append({"role": "system", "content": system_content([message.get("content")], _part_block) or ""})
-        else:
-            result.append({"role": "user", "content": user_content(message.get("content"))})
-    for message in result:
-        message.pop("_tool_results", None)
-    return result
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of an assistant message, as canonical ``tool_use`` blocks."""
+    if item.get("role") != "assistant":
+        return []
+    return [tool_use_block(call) for call in item.get("tool_calls") or [] if isinstance(call, dict)]
 
 
-def tool_result_block(message: dict[str, Any]) -> dict[str, Any]:
-    """A ``tool`` (or legacy ``function``) message as a canonical ``tool_result`` block."""
-    content = message.get("content")
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": message.get("tool_call_id"),
-        "content": [_part_block(p) for p in content if isinstance(p, dict)] if isinstance(content, list)
-        else ("" if content is None else str(content)),
-    }
-    if message.get("name") is not None:
-        block["name"] = message["name"]
-    return block
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """A ``role: tool`` message's result (the wire has no error flag)."""
+    if item.get("role") != "tool":
+        return []
+    return [ToolResultRef(0, item.get("tool_call_id"), item.get("content"))]
 
 
-def user_content(content: Any) -> Content:
-    """User message content: a string stays a string, parts become canonical blocks."""
-    if isinstance(content, list):
-        return [_part_block(part) for part in content if isinstance(part, dict)]
-    return "" if content is None else str(content)
-
-
-def assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """An OpenAI assistant message as canonical blocks: thinking, text, refusal, tool_use, in that order."""
-    blocks: list[dict[str, Any]] = []
-    reasoning = message.get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
-        blocks.append({"type": "thinking", "thinking": reasoning})
-    # Empty text and refusal make no block: agents echo a tool-calling reply with content "" or null
-    # alike, and both must read as the same message (or the history would look rewritten).
-    content = message.get("content")
-    if isinstance(content, str) and content:
-        blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        blocks.extend(_part_block(part) for part in content if isinstance(part, dict))
-    if isinstance(message.get("refusal"), str) and message["refusal"]:
-        blocks.append({"type": "refusal", "text": message["refusal"]})
-    calls = message.get("tool_calls")
-    for call in calls if isinstance(calls, list) else []:
-        if isinstance(call, dict):
-            blocks.append(tool_use_block(call))
-    return blocks
-
-
-def tool_use_block(call: dict[str, Any]) -> dict[str, Any]:
-    """One ``tool_calls`` entry as a canonical ``tool_use`` block (arguments parsed from JSON)."""
-    function = call.get("function")
-    if not isinstance(function, dict):
-        function = {}
-    arguments = function.get("arguments")
-    block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": function.get("name", "")}
-    if isinstance(arguments, str):
-        value, ok = parse_json_arguments(arguments)
-        block["input"] = value
-        if not ok:
-            block["_input_parse_error"] = True
-    else:
-        block["input"] = arguments if arguments is not None else {}
-    return block
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The ``tool`` message saying ``content`` as text (the wire has no ``is_error``: the trace keeps it)."""
+    return {**item, "content": result_text(content)}
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -172,18 +122,14 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The chat completion body for a canonical assistant message (inverse of ``response_to_canonical``).
 
     Without ``meta`` a complete body is made up (deterministic id, ``finish_reason`` from the content).
     Keyword arguments override ``meta``; ``message=None`` returns the error body held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     hints = meta.pop(_HINTS, {})
     if message is None:
@@ -301,6 +247,25 @@ def response_usage(body: dict[str, Any]) -> Usage:
     )
 
 
+#: Chat Completions ``finish_reason`` values (OpenAI API reference, "The chat completion object") in the
+#: Messages API's stop-reason terms.
+_STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
+                 "content_filter": "refusal"}
+
+
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a user message after the ``tool`` messages."""
+    messages = request_items(body)
+    return None if messages is None else with_request_items(body, [*messages, {"role": "user", "content": note}])
+
+
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """The first choice's ``finish_reason`` in canonical terms (``tool_calls`` -> ``tool_use``, ``stop`` ->
+    ``end_turn``, ``length`` -> ``max_tokens``, ``content_filter`` -> ``refusal``; others as they are)."""
+    reason = response_stop_reason(body)
+    return _STOP_REASONS.get(reason, reason) if reason is not None else None
+
+
 def response_stop_reason(body: dict[str, Any]) -> str | None:
     """``finish_reason`` of the first choice (``stop``, ``tool_calls``, ``length``, ``content_filter``)."""
     choices = body.get("choices")
@@ -350,23 +315,6 @@ def error_event(error_type: str, message: str) -> bytes:
     """An error chunk followed by ``[DONE]``, as OpenAI-compatible servers end a stream that failed."""
     body = {"error": {"message": message, "type": error_type, "param": None, "code": None}}
     return encode_json_event(body) + encode_event("[DONE]")
-
-
-def _part_block(part: dict[str, Any]) -> dict[str, Any]:
-    """One content part as a canonical block (text, image; refusal; others kept as they are)."""
-    kind = part.get("type")
-    if kind == "text":
-        return {"type": "text", "text": part.get("text", "")}
-    if kind == "refusal":
-        return {"type": "refusal", "text": part.get("refusal", "")}
-    if kind == "image_url":
-        image = part.get("image_url")
-        url = image.get("url", "") if isinstance(image, dict) else str(image or "")
-        block: dict[str, Any] = {"type": "image", "source": image_source(url)}
-        if isinstance(image, dict) and image.get("detail") is not None:
-            block["detail"] = image["detail"]
-        return block
-    return copy.deepcopy(part)
 
 
 def _canonical_blocks(content: Any) -> list[dict[str, Any]]:

@@ -16,7 +16,9 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from tracekit.providers.base import Continuation, assemble
+from typing_extensions import Unpack
+
+from tracekit.providers.base import Continuation, Overrides, ToolResultRef, assemble, overridden, result_text
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
@@ -30,6 +32,7 @@ from tracekit.providers.openai_responses_items import (
     render_output,
     same_blocks,
     system_content,
+    tool_use_block,
 )
 from tracekit.providers.openai_responses_stream import ResponsesStreamAssembler, render_error_event, render_events
 from tracekit.providers.sse import ServerSentEvent
@@ -93,6 +96,23 @@ def request_continuation(body: dict[str, Any]) -> Continuation:
 # -- responses --------------------------------------------------------------------------------------------
 
 
+def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``function_call`` item as a canonical ``tool_use`` block."""
+    return [tool_use_block(item)] if item.get("type") == "function_call" else []
+
+
+def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
+    """A ``function_call_output`` item's result (the wire has no error flag)."""
+    if item.get("type") != "function_call_output":
+        return []
+    return [ToolResultRef(0, item.get("call_id"), item.get("output"))]
+
+
+def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+    """The ``function_call_output`` item saying ``content`` as text (no ``is_error`` on the wire)."""
+    return {**item, "output": result_text(content)}
+
+
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """Split a response into the canonical assistant message (of its ``output``) and ``meta``.
 
@@ -108,12 +128,7 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
 
 
 def canonical_to_response(
-    message: dict[str, Any] | None,
-    meta: dict[str, Any] | None = None,
-    *,
-    model: str | None = None,
-    usage: Usage | None = None,
-    stop_reason: str | None = None,
+    message: dict[str, Any] | None, meta: dict[str, Any] | None = None, **overrides: Unpack[Overrides]
 ) -> dict[str, Any]:
     """The Responses API body for a canonical assistant message (inverse of ``response_to_canonical``).
 
@@ -122,6 +137,7 @@ def canonical_to_response(
     incomplete reason (``max_output_tokens``, ``content_filter``). ``message=None`` returns the error body
     held in ``meta``.
     """
+    model, usage, stop_reason = overridden(overrides)
     meta = copy.deepcopy(meta or {})
     hints = meta.pop(_HINTS, None)
     if message is None:
@@ -225,6 +241,25 @@ def response_stop_reason(body: dict[str, Any]) -> str | None:
         return reason
     status = body.get("status")
     return status if isinstance(status, str) else None
+
+
+def with_note(body: dict[str, Any], note: str) -> dict[str, Any] | None:
+    """The note as a user message item after the ``function_call_output`` items (a string ``input`` becomes
+    a list of the two messages)."""
+    items = request_items(body)
+    note_item = {"role": "user", "content": [{"type": "input_text", "text": note}]}
+    return None if items is None else with_request_items(body, [*items, note_item])
+
+
+def canonical_stop_reason(body: dict[str, Any]) -> str | None:
+    """Why the response ended in canonical terms: ``max_tokens`` or ``refusal`` for an incomplete response
+    (``max_output_tokens``, ``content_filter``), ``tool_use`` for a completed one that calls a function,
+    ``end_turn`` for any other completed one; another status as it is (``failed``, ...)."""
+    reason = response_stop_reason(body)
+    if reason == "completed":
+        calls = any(item.get("type") == "function_call" for item in listed_items(body.get("output")))
+        return "tool_use" if calls else "end_turn"
+    return {"max_output_tokens": "max_tokens", "content_filter": "refusal"}.get(reason or "", reason)
 
 
 def response_error(body: dict[str, Any]) -> dict[str, Any] | None:

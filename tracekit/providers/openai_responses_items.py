@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import image_source
+from tracekit.providers.base import image_source, tool_use
 from tracekit.providers.base import system_content as base_system_content
-from tracekit.trace.canonical import content_hash, parse_json_arguments
+from tracekit.trace.canonical import content_hash
 from tracekit.trace.models import Content
 
 SYSTEM_ROLES = ("system", "developer")
@@ -90,16 +90,7 @@ def user_content(content: Any) -> Content:
 
 def tool_use_block(item: dict[str, Any]) -> dict[str, Any]:
     """A ``function_call`` item as a canonical ``tool_use`` block (id = ``call_id``, arguments parsed)."""
-    arguments = item.get("arguments")
-    block: dict[str, Any] = {"type": "tool_use", "id": item.get("call_id"), "name": item.get("name", "")}
-    if isinstance(arguments, str):
-        value, ok = parse_json_arguments(arguments)
-        block["input"] = value
-        if not ok:
-            block["_input_parse_error"] = True
-    else:
-        block["input"] = arguments if arguments is not None else {}
-    return block
+    return tool_use(item.get("call_id"), item.get("name", ""), item.get("arguments"))
 
 
 def tool_result_block(item: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import AssemblerBase
+from tracekit.providers.base import AssemblerBase, event_object
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 
 _LIFECYCLE_START = ("response.created", "response.queued", "response.in_progress")
@@ -74,11 +74,8 @@ class ResponsesStreamAssembler(AssemblerBase):
 
     def feed(self, event: ServerSentEvent) -> None:
         """Apply one event (unknown events and events before the first response are ignored)."""
-        try:
-            data = event.json()
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(data, dict):
+        data = event_object(event)
+        if data is None:
             return
         name = str(data.get("type") or event.event or "")
         if name == "error":

@@ -14,9 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import orjson
-
-from tracekit.providers.base import AssemblerBase
+from tracekit.providers.base import AssemblerBase, event_object
 from tracekit.providers.sse import ServerSentEvent
 
 _CHUNK = "chat.completion.chunk"
@@ -45,11 +43,8 @@ class OpenAIStreamAssembler(AssemblerBase):
         if event.data.startswith("[DONE]"):
             self._done = True
             return
-        try:
-            chunk = event.json()
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(chunk, dict):
+        chunk = event_object(event)
+        if chunk is None:
             return
         if chunk.get("error"):
             self._error = {"error": chunk["error"]}

@@ -21,8 +21,9 @@ without the whole proxy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tracekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tracekit.proxy.keys import first_difference, normalized_request, request_key, route_key
@@ -36,39 +37,24 @@ if TYPE_CHECKING:
     from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
     from tracekit.proxy.sessions import Session, SessionRegistry
     from tracekit.proxy.shared_texts import resolve_shared_texts
-    from tracekit.proxy.trace_files import SessionTrace, TraceFile
+    from tracekit.proxy.trace_files import SessionTrace
     from tracekit.proxy.tracking import ExchangeTracker
 
 #: Each public name -> the module of the package that defines it.
-_WHERE = {
-    "DEFAULT_MAX_BODY_BYTES": "options",
-    "HEALTH_PATH": "server",
-    "SECRET_QUERY_PARAMETERS": "request_secrets",
-    "ExchangeTracker": "tracking",
-    "Proxy": "server",
-    "ProxyConfig": "server",
-    "RecordedAnswer": "replayer",
-    "RecordedRoute": "replayer",
-    "Recorder": "recorder",
-    "RecordingStats": "recorder",
-    "RedactingFilter": "launch",
-    "ReplayIndex": "replayer",
-    "RunningProxy": "runner",
-    "SecretFields": "request_secrets",
-    "Session": "sessions",
-    "SessionRegistry": "sessions",
-    "SessionTrace": "trace_files",
-    "TraceFile": "trace_files",
-    "bytes_of": "raw_text",
-    "check_host": "runner",
-    "first_difference": "keys",
-    "is_loopback": "runner",
-    "normalized_request": "keys",
-    "redact_logs": "launch",
-    "request_key": "keys",
-    "resolve_shared_texts": "shared_texts",
-    "route_key": "keys",
-    "serve": "runner",
+_HOMES = {
+    "options": ["DEFAULT_MAX_BODY_BYTES"],
+    "server": ["HEALTH_PATH", "Proxy", "ProxyConfig"],
+    "request_secrets": ["SECRET_QUERY_PARAMETERS", "SecretFields"],
+    "tracking": ["ExchangeTracker"],
+    "replayer": ["RecordedAnswer", "RecordedRoute", "ReplayIndex"],
+    "recorder": ["Recorder", "RecordingStats"],
+    "launch": ["RedactingFilter", "redact_logs"],
+    "runner": ["RunningProxy", "check_host", "is_loopback", "serve"],
+    "sessions": ["Session", "SessionRegistry"],
+    "trace_files": ["SessionTrace"],
+    "raw_text": ["bytes_of"],
+    "keys": ["first_difference", "normalized_request", "request_key", "route_key"],
+    "shared_texts": ["resolve_shared_texts"],
 }
 
 __all__ = [
@@ -89,7 +75,6 @@ __all__ = [
     "Session",
     "SessionRegistry",
     "SessionTrace",
-    "TraceFile",
     "bytes_of",
     "check_host",
     "first_difference",
@@ -102,15 +87,4 @@ __all__ = [
     "serve",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from tracekit.constants import SESSION_HEADER
 from tracekit.proxy.request_secrets import SecretSink
 from tracekit.redact import REPLACEMENT, is_secret_header
 
-SESSION_HEADER = "x-tracekit-session"
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 
 HOP_BY_HOP = frozenset({

@@ -1,6 +1,6 @@
 """What ``tracekit record`` and ``tracekit replay`` share: options to config, binding checks, running (their
-options themselves are in ``tracekit.proxy.options``, which loads nothing of the proxy), and log output
-through the redactor.
+options and the exit statuses are the CLI's, ``tracekit.cli.proxy_options``), and log output through the
+redactor.
 
 What they print on stderr is written too, through the redactor: a replay miss quotes the request where it
 differs from the nearest recording, and an agent may have pasted its key into the prompt; an aiohttp
@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-import click
-
-from tracekit.errors import InputError, TracekitError
+from tracekit.errors import ProxySetupError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
 from tracekit.proxy.matching import RUNGS, MatchRules
 from tracekit.proxy.recorder import RecordingStats
@@ -49,54 +47,51 @@ def match_rules(directory: Path, ignore: Iterable[str], builtin: bool = True) ->
         try:
             text = config_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{where}: cannot read it ({exc})") from exc
-        document = safe_load_yaml(text, where, InputError) or {}
+            raise ProxySetupError(f"{where}: cannot read it ({exc})") from exc
+        document = safe_load_yaml(text, where, ProxySetupError) or {}
         if not isinstance(document, dict) or set(document) - {"ignore", "builtin_rules"}:
-            raise InputError(f"{where}: expected a mapping with 'ignore' (a list) and 'builtin_rules' (true/false)")
+            raise ProxySetupError(
+                f"{where}: expected a mapping with 'ignore' (a list) and 'builtin_rules' (true/false)"
+            )
         listed = document.get("ignore", [])
         if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
-            raise InputError(f"{where}: field 'ignore' must be a list of path patterns such as client_metadata")
+            raise ProxySetupError(f"{where}: field 'ignore' must be a list of path patterns such as client_metadata")
         flag = document.get("builtin_rules", True)
         if not isinstance(flag, bool):
-            raise InputError(f"{where}: field 'builtin_rules' must be true or false")
+            raise ProxySetupError(f"{where}: field 'builtin_rules' must be true or false")
         patterns = listed + patterns
         builtin = builtin and flag
     return MatchRules.from_texts(patterns, builtin=builtin)
 
 
 def case_config(path: Path | None) -> InterceptConfig:
-    """The intercepts and faults of ``--case FILE`` (none without it); errors exit with status 2."""
+    """The intercepts and faults of ``--case FILE`` (none without it); a bad file raises a ``TracekitError``."""
     if path is None:
         return InterceptConfig()
-    try:
-        return load_intercept_config(path)
-    except TracekitError as exc:
-        raise click.UsageError(str(exc)) from exc
+    return load_intercept_config(path)
 
 
-def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
-    """Check the bind address, build the proxy and serve until SIGTERM / SIGINT. Everything it prints on
-    stderr (log lines included) goes through ``config.redactor``."""
+def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Callable[[str], None]) -> None:
+    """Check the bind address, build the proxy and serve until SIGTERM / SIGINT. Everything it gives ``say``
+    (one line for stderr) and every log line goes through ``config.redactor``; what it cannot start with
+    raises a ``TracekitError`` (``ProxySetupError`` for a bad configuration)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     redact_logs(config.redactor)
 
     def echo(message: str) -> None:
-        click.echo(config.redactor.redact_text(message), err=True)
+        say(config.redactor.redact_text(message))
 
     try:
         check_host(host, allow_remote, echo)
         proxy = Proxy(config)
-    except (TracekitError, ValueError) as exc:
-        raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
+    except ValueError as exc:
+        raise ProxySetupError(str(exc)) from exc
     if proxy.index is not None:
         index = proxy.index
         echo(f"tracekit replay: {len(index)} recorded answers from {index.files} trace files")
         for problem in index.problems[:10]:
             echo(f"tracekit replay: skipped {problem}")
-    try:
-        asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode)))
-    except TracekitError as exc:
-        raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
+    asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode)))
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")

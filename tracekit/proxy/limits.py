@@ -16,11 +16,6 @@ model API or agent comes near them:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import click  # (only click: the commands show these options without loading the proxy)
-
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 MAX_KEPT_STREAM_BYTES = 16 * 1024 * 1024
 HEADER_TIMEOUT = 30.0
@@ -29,41 +24,20 @@ MAX_CONNECTIONS = 512
 SESSION_IDLE_TIMEOUT = 1800.0
 
 
-#: Each bound's command-line option: (option, ProxyConfig field, type, help).
-_OPTIONS = (
-    ("--max-response-bytes", "max_response_bytes", click.IntRange(min=1), MAX_RESPONSE_BYTES,
+#: Each bound's command-line option: (option, ProxyConfig field, type, default, help). A number must be
+#: positive (the CLI builds its options from this table: ``tracekit.cli.proxy_options.limit_options``).
+LIMIT_OPTIONS: tuple[tuple[str, str, type, float, str], ...] = (
+    ("--max-response-bytes", "max_response_bytes", int, MAX_RESPONSE_BYTES,
      "A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."),
-    ("--max-kept-stream-bytes", "max_kept_stream_bytes", click.IntRange(min=1), MAX_KEPT_STREAM_BYTES,
+    ("--max-kept-stream-bytes", "max_kept_stream_bytes", int, MAX_KEPT_STREAM_BYTES,
      "How much of a stream the trace keeps; the rest is passed on, the model call marked truncated."),
-    ("--header-timeout", "header_timeout", click.FloatRange(min=0, min_open=True), HEADER_TIMEOUT,
+    ("--header-timeout", "header_timeout", float, HEADER_TIMEOUT,
      "Seconds a client has to send a request's head, and then its body (slow clients are closed)."),
-    ("--idle-timeout", "idle_timeout", click.FloatRange(min=0, min_open=True), IDLE_TIMEOUT,
+    ("--idle-timeout", "idle_timeout", float, IDLE_TIMEOUT,
      "Seconds a kept-alive client connection may stay silent between requests."),
-    ("--max-connections", "max_connections", click.IntRange(min=1), MAX_CONNECTIONS,
+    ("--max-connections", "max_connections", int, MAX_CONNECTIONS,
      "Client connections served at once; more get a 503 with Retry-After."),
-    ("--session-idle-timeout", "session_idle_timeout", click.FloatRange(min=0, min_open=True), SESSION_IDLE_TIMEOUT,
+    ("--session-idle-timeout", "session_idle_timeout", float, SESSION_IDLE_TIMEOUT,
      "Seconds after its last exchange that a session is closed (trace finished, memory freed); a named "
      "session that comes back continues in NAME-2.jsonl, whose header names the old file."),
 )  # fmt: skip
-_KEY = "tracekit_proxy_limits"
-
-
-def _remember(field: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    def store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        ctx.meta.setdefault(_KEY, {})[field] = value
-        return value
-
-    return store
-
-
-def limit_options(function: Callable[..., None]) -> Callable[..., None]:
-    """The bounds above as options of ``tracekit record`` / ``replay`` (read back with ``chosen_limits``)."""
-    for option, field, kind, default, text in reversed(_OPTIONS):
-        function = click.option(option, type=kind, default=default, show_default=True, expose_value=False,
-                                callback=_remember(field), help=text)(function)  # fmt: skip
-    return function
-
-
-def chosen_limits() -> dict[str, Any]:
-    """The bounds the running command was given, as ``ProxyConfig`` fields."""
-    return dict(click.get_current_context().meta.get(_KEY, {}))

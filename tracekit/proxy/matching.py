@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracekit.errors import InputError
+from tracekit.errors import ProxySetupError
 from tracekit.proxy.keys import normalized_request
 
 RUNGS = ("exact", "volatile", "session")
@@ -50,7 +50,7 @@ class PathPattern:
 
     @classmethod
     def parse(cls, text: str) -> PathPattern:
-        """Parse ``text`` (see the module docstring); an empty or malformed pattern is an ``InputError``."""
+        """Parse ``text`` (see the module docstring); an empty or malformed pattern is a ``ProxySetupError``."""
         body = text.strip()
         if body.startswith("$."):
             body = body[2:]
@@ -59,7 +59,7 @@ class PathPattern:
         steps: list[str | int] = []
         for part in body.split("."):
             if not part:
-                raise InputError(f"--ignore {text!r}: an empty step (two dots, or a dot at an end)")
+                raise ProxySetupError(f"--ignore {text!r}: an empty step (two dots, or a dot at an end)")
             matched = 0
             for token in _TOKEN.finditer(part):
                 if token.start() != matched:
@@ -68,9 +68,9 @@ class PathPattern:
                 steps.append(key if key is not None else ("[*]" if index == "*" else int(index)))
                 matched = token.end()
             if matched != len(part):
-                raise InputError(f"--ignore {text!r}: cannot read {part[matched:]!r} (use key.key, [*] or [N])")
+                raise ProxySetupError(f"--ignore {text!r}: cannot read {part[matched:]!r} (use key.key, [*] or [N])")
         if not steps:
-            raise InputError(f"--ignore {text!r}: the pattern names no field")
+            raise ProxySetupError(f"--ignore {text!r}: the pattern names no field")
         return cls(text, tuple(steps))
 
 
@@ -139,7 +139,7 @@ class MatchRules:
 
     @classmethod
     def from_texts(cls, patterns: Iterable[str], *, builtin: bool = True) -> MatchRules:
-        """Rules from ``--ignore`` texts (each parsed; a bad one is an ``InputError`` naming it)."""
+        """Rules from ``--ignore`` texts (each parsed; a bad one is a ``ProxySetupError`` naming it)."""
         return cls(tuple(PathPattern.parse(text) for text in patterns), builtin)
 
     def volatile_body(self, body: Any) -> Any:

@@ -28,8 +28,9 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from tracekit.constants import HEALTH_PATH
 from tracekit.intercepts import InterceptConfig
-from tracekit.providers import PROVIDERS
+from tracekit.providers import routes
 from tracekit.providers.base import Provider
 from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
@@ -55,12 +56,10 @@ from tracekit.redact import Redactor, default_redactor
 
 log = logging.getLogger(__name__)
 
-HEALTH_PATH = "/_tracekit/health"
 #: Live sessions as JSON (loopback clients only): requests so far and what the observer reports.
 SESSIONS_PATH = "/_tracekit/sessions"
 #: The proxy's own namespace: never forwarded (a 404 for anything but the health route).
 OWN_PATHS = "/_tracekit/"
-ROUTES: dict[str, Provider] = {provider.ROUTE: provider for provider in PROVIDERS.values()}
 
 
 @dataclass
@@ -127,6 +126,8 @@ class Proxy:
             raise ValueError("the session idle timeout must be a positive number of seconds")
         if config.max_connections < 1 or config.max_response_bytes < 1:
             raise ValueError("max_connections and max_response_bytes must be at least 1")
+        self.routes: dict[str, Provider] = routes()
+        """Each provider's model endpoint (installed wire formats included) -> the provider."""
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -177,7 +178,7 @@ class Proxy:
                               middlewares=[self._note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
-        for route in ROUTES:
+        for route in self.routes:
             app.router.add_post(route, self._handle)
         app.router.add_route("*", "/{tail:.*}", self._other_route)
         app.on_startup.append(self._startup)
@@ -316,7 +317,7 @@ class Proxy:
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        provider = ROUTES[request.path]
+        provider = self.routes[request.path]
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw

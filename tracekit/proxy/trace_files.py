@@ -1,13 +1,9 @@
-"""Trace files of the proxy: appended one exchange at a time, every line through the redactor.
+"""Trace files of the proxy: one ``SessionTrace`` per session, appended one exchange at a time.
 
-``TraceFile`` is the proxy's writer: like ``tracekit.trace.TraceWriter`` it serializes each record with
-orjson and passes every line through the redactor, but it writes all the records of one exchange with
-one system call and serializes records without pydantic's JSON-mode walk over large request bodies
-(orjson serializes them directly), which keeps recording cheap next to the traffic it records.
-
-No record can stop a file: text that is not UTF-8 is mended, and a record that still cannot be written is
-replaced by an ``error`` record saying so. A file can be held (its records wait in memory) while it is
-scrubbed again with secrets learnt after it was written (``scrub``).
+The writing is ``tracekit.trace.TraceWriter``'s (every line through the redactor, the records of one
+exchange with one system call, no record able to stop a file). What the proxy adds: a file is created off
+the event loop, closed between exchanges and reopened, and can be held (its records wait in memory) while
+it is scrubbed again with secrets learnt after it was written (``scrub``).
 """
 
 from __future__ import annotations
@@ -15,94 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
-
-import orjson
-from pydantic import BaseModel
 
 from tracekit.proxy.shared_texts import SharedTexts
 from tracekit.redact import Redactor
-from tracekit.trace import TraceBuilder
+from tracekit.trace import TraceBuilder, TraceWriter
 from tracekit.trace.models import Header
 
 log = logging.getLogger(__name__)
-
-
-def record_line(record: BaseModel) -> bytes:
-    """One record as a JSON line (no trailing newline), None fields left out as ``TraceWriter`` does."""
-    # The model's own fields, then its extra ones: what iterating the model gives, without pydantic's
-    # Python-level iterator (a tenth of recording's cost under load).
-    fields = {name: value for name, value in record.__dict__.items() if value is not None and name[0] != "_"}
-    extra = getattr(record, "__pydantic_extra__", None)
-    if extra:
-        fields.update((name, value) for name, value in extra.items() if value is not None)
-    try:
-        return orjson.dumps(fields, default=_dump_model)
-    except TypeError:  # a lone surrogate somewhere (text that was not UTF-8): mend it rather than lose the record
-        return orjson.dumps(_mended(fields), default=_dump_model)
-
-
-def _mended(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    if isinstance(value, BaseModel):
-        return _mended(value.model_dump(mode="python", exclude_none=True))
-    if isinstance(value, dict):
-        return {_mended(key): _mended(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_mended(item) for item in value]
-    return value
-
-
-def _unwritable(record: BaseModel, exc: Exception) -> bytes:
-    """The line written instead of a record that cannot be serialized."""
-    kind = getattr(record, "kind", type(record).__name__)
-    message = f"tracekit could not write a {kind} record ({type(exc).__name__}: {exc})"
-    return orjson.dumps({"t": getattr(record, "t", None), "kind": "error", "source": "proxy", "message": message})
-
-
-def _dump_model(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_none=True)
-    raise TypeError(f"cannot serialize {type(value).__name__} as JSON")
-
-
-class TraceFile:
-    """An append-only trace file."""
-
-    def __init__(self, path: Path, redactor: Redactor, *, fsync: bool = False) -> None:
-        self.path = path
-        try:
-            self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed by close()
-        except FileNotFoundError:  # (the folder is made only when missing: a mkdir per file costs under load)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "ab")  # noqa: SIM115
-        self._redactor = redactor
-        self._fsync = fsync
-
-    def write(self, records: Iterable[BaseModel]) -> None:
-        """Append ``records`` (redacted, one line each) with one write, flushed (and fsynced if asked)."""
-        lines = []
-        for record in records:
-            try:
-                lines.append(record_line(record))
-            except Exception as exc:  # never let one record keep the others (and later ones) off the disk
-                log.error("tracekit: could not write a record to %s: %s", self.path, exc)
-                lines.append(_unwritable(record, exc))
-        if not lines:
-            return
-        # One pass over the joined lines: the patterns never span a newline, so this is line by line.
-        self._file.write(self._redactor.redact_bytes(b"\n".join(lines) + b"\n"))
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
 
 
 def scrub(path: Path, redactor: Redactor) -> None:
@@ -146,8 +64,8 @@ class SessionTrace:
         self._fsync = fsync
         self._opener = opener
         self._on_open = on_open
-        self._opening: Future[TraceFile] | None = None
-        self._writer: TraceFile | None = None
+        self._opening: Future[TraceWriter] | None = None
+        self._writer: TraceWriter | None = None
         self._created = False
         self._closed = False
 
@@ -181,7 +99,7 @@ class SessionTrace:
         assert self._writer is not None
         records = self.builder.records
         if records:
-            self._writer.write(records)
+            self._writer.write_many(records)
             records.clear()
 
     def suspend(self) -> None:
@@ -200,12 +118,12 @@ class SessionTrace:
         except RuntimeError:
             loop = None
         if self._created or loop is None or self._opener is None:
-            self._set_writer(TraceFile(self.path, self._redactor, fsync=self._fsync))
+            self._set_writer(TraceWriter(self.path, redactor=self._redactor, fsync=self._fsync))
             return True
         try:
-            self._opening = self._opener.submit(TraceFile, self.path, self._redactor, fsync=self._fsync)
+            self._opening = self._opener.submit(TraceWriter, self.path, redactor=self._redactor, fsync=self._fsync)
         except RuntimeError:  # the helper thread has stopped (the proxy is closing): open here
-            self._set_writer(TraceFile(self.path, self._redactor, fsync=self._fsync))
+            self._set_writer(TraceWriter(self.path, redactor=self._redactor, fsync=self._fsync))
             return True
         self._opening.add_done_callback(lambda _: loop.call_soon_threadsafe(self._opened))
         return False
@@ -230,7 +148,7 @@ class SessionTrace:
         self._set_writer(writer)
         self.flush()
 
-    def _set_writer(self, writer: TraceFile) -> None:
+    def _set_writer(self, writer: TraceWriter) -> None:
         self._writer = writer
         self._created = True
         if self._on_open is not None:

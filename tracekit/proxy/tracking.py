@@ -78,7 +78,7 @@ class ExchangeTracker:
         session.last_key = request.key
         sent = SentRequest(request.body, request.raw, request.key, request.conversation)
         if self.config.intercepts and isinstance(request.body, dict):
-            rewrite = rewrite_request(provider.NAME, request.body, self.config.intercepts, prior=resolution.prior)
+            rewrite = rewrite_request(provider, request.body, self.config.intercepts, prior=resolution.prior)
             if rewrite.changed:
                 conversation = derive_conversation(provider, rewrite.body)
                 sent = SentRequest(rewrite.body, orjson.dumps(rewrite.body), request_key(request.route, rewrite.body),

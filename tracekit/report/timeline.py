@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from tracekit.analyze.graph import build_graph
+from tracekit.constants import IMAGE_TYPES  # images a trace may carry inline that the page shows
 from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
 from tracekit.report.runs import Finding, Run
@@ -39,8 +40,6 @@ from tracekit.trace import (
 )
 from tracekit.trace.models import Guard
 
-#: Images a trace may carry inline that the page shows (others are described, never loaded).
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

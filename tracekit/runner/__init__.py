@@ -10,38 +10,18 @@ Names are imported on first use, so that importing one part does not pull in the
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tracekit.lazy import lazy_exports
 
-_EXPORTS = {
-    "AgentLimits": "agent",
-    "AgentOutcome": "agent",
-    "run_agent": "agent",
-    "AgentStart": "conversation",
-    "agent_start": "conversation",
-    "initial_messages": "conversation",
-    "system_prompt": "conversation",
-    "JobResult": "harness",
-    "RunSettings": "harness",
-    "RunSetupError": "harness",
-    "run_job": "harness",
-    "Job": "jobs",
-    "completed_jobs": "jobs",
-    "plan_jobs": "jobs",
-    "MockToolExecutor": "mock_tools",
-    "ToolOutcome": "mock_tools",
-    "RunReport": "run",
-    "run_jobs": "run",
-    "select_cases": "selection",
+#: Each public name, by the module of the package that defines it.
+_HOMES = {
+    "agent": ["AgentLimits", "AgentOutcome", "run_agent"],
+    "conversation": ["AgentStart", "agent_start", "initial_messages", "system_prompt"],
+    "harness": ["JobResult", "RunSettings", "RunSetupError", "run_job"],
+    "jobs": ["Job", "completed_jobs", "plan_jobs", "select_cases"],
+    "mock_tools": ["MockToolExecutor", "ToolOutcome"],
+    "run": ["RunReport", "run_jobs"],
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tracekit.runner' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tracekit.runner.{module}"), name)
-
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 
 __all__ = [
     "AgentLimits",

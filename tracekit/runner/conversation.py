@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracekit.cases.model import Case, SkillGroup
+from tracekit.cases.model import Case
+from tracekit.cases.scoring import SkillGroup
+from tracekit.constants import IMAGE_TYPES
 from tracekit.errors import CaseError
 
 BASE_PROMPT = "你是一个会使用工具的助手。需要实时或外部信息时调用提供的工具，并根据工具结果如实回答用户。"
@@ -26,7 +28,6 @@ WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "�
 _AUTHOR_NOTE_MARKERS = ("种子", "seed", "文章设定")
 #: Notes that only restate the date (some seeds call 2026-04-07 a Monday; the prompt states the true weekday).
 _DATE_ONLY_PREFIX = "当前日期为"
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 @dataclass

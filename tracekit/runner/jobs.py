@@ -15,7 +15,8 @@ from pathlib import Path
 import orjson
 
 from tracekit.cases.loader import CaseLibrary, load_case
-from tracekit.cases.model import Case, SkillGroup
+from tracekit.cases.model import Case
+from tracekit.cases.scoring import SkillGroup
 from tracekit.errors import CaseError
 
 NO_GROUP = "-"

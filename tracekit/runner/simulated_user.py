@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from tracekit.cases.model import SimulatedUser
+from tracekit.cases.context import SimulatedUser
 from tracekit.runner.turn_clients import TurnClient
 
 #: What a model-played user says when the conversation is over.

@@ -15,17 +15,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from tracekit.constants import SESSION_HEADER
 from tracekit.providers import openai as openai_provider
 
 if TYPE_CHECKING:
     import anthropic
     import openai
 
-SESSION_HEADER = "x-tracekit-session"
 _SDK = TypeVar("_SDK")
-#: OpenAI finish reasons in Anthropic stop-reason terms.
-_STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
-                 "content_filter": "refusal"}
 
 
 @dataclass
@@ -123,7 +120,7 @@ class OpenAITurnClient(_SDKTurnClient["openai.OpenAI"]):
         usage = raw.get("usage") or {}
         return ModelTurn(
             anthropic_blocks(choice.get("message") or {}),
-            _STOP_REASONS.get(choice.get("finish_reason") or "", choice.get("finish_reason")),
+            openai_provider.canonical_stop_reason(raw),
             usage.get("prompt_tokens") or 0,
             usage.get("completion_tokens") or 0,
             raw,

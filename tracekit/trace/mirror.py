@@ -1,4 +1,5 @@
-"""Read-only mirrors of the record models, for reading many traces fast (``load_trace(path, fast=True)``).
+"""Read-only mirrors of the record models: the fast mode of the trace reader (``load_trace(path, fast=True)``,
+``read_mirrored``), whole or as a ``Projection`` (replay's reads only the records and bodies it answers from).
 
 Analysis reads every record of every trace and changes none. Validating into the pydantic models costs
 more than twice an orjson parse of the same lines, and each attribute read on a model goes through
@@ -68,26 +69,71 @@ def _mirrored(value: Any) -> Any:
 MIRRORS: tuple[type[msgspec.Struct], ...] = tuple(_mirror(model, tagged=True) for model in RECORD_CLASSES)
 """One mirror per record class, in the order of ``RECORD_CLASSES``."""
 
-_DECODE_LINES = msgspec.json.Decoder(Union[MIRRORS]).decode_lines  # noqa: UP007
 
 
-def read_mirrored(path: str | Path) -> list[Any] | None:
-    """The records of a trace file as mirrors, header first; None when the file is not an intact file of
-    the current format whose every record a mirror accepts (read it into the models then, which say what
-    is wrong where). Read a chunk of lines at a time: memory holds the mirrors and one chunk of bytes."""
-    return read_intact(path, _decode_chunk)
+class Projection:
+    """Which records of a trace a reader keeps, and how: every record whole (``Projection()``), or only the
+    kinds of ``raw``, each with the fields it names left as their JSON bytes (``msgspec.Raw``: None when
+    absent, the bytes ``null`` when null) instead of being built. A record of another kind is still checked
+    to be a JSON object of a known kind, then skipped unread (decoded as a struct with no fields).
+
+    Example (replay's projection, ``tracekit.proxy.replay_reader``)::
+
+        REPLAY = Projection({"model_call": ("request", "response"), "error": ("body",)})
+        records = read_mirrored(path, REPLAY)
+    """
+
+    def __init__(self, raw: dict[str, tuple[str, ...]] | None = None) -> None:
+        self.raw = raw
+        structs = MIRRORS if raw is None else tuple(_projected(mirror, raw) for mirror in MIRRORS)
+        self.decode_lines = msgspec.json.Decoder(Union[structs]).decode_lines  # noqa: UP007
 
 
-def _decode_chunk(chunk: bytes) -> list[Any] | None:
-    """The mirrors of a chunk of whole lines, or None when a line does not fit one."""
-    try:
-        # Each line is decoded on its own (a fifth cheaper than one array of them all); a blank line yields no
-        # record, which the count below catches, and a torn line does not decode.
-        records: list[Any] = _DECODE_LINES(chunk)
-    except (msgspec.DecodeError, RecursionError):
-        # RecursionError: a value nested deeper than msgspec goes (about 1000 levels); the models' reader
-        # reports the line.
-        return None
-    if len(records) != chunk.count(b"\n"):
-        return None
-    return records
+def _projected(mirror: type[msgspec.Struct], raw: dict[str, tuple[str, ...]]) -> type[msgspec.Struct]:
+    """The struct a projection reads a record of ``mirror``'s kind into."""
+    kind: str = mirror.kind  # type: ignore[attr-defined]  # set on every mirror
+    if kind == "header":
+        return mirror
+    bodies = raw.get(kind)
+    if bodies is None:  # a record the projection leaves out: its kind is checked, its fields skipped unread
+        return msgspec.defstruct(f"Skipped_{kind}", [], namespace={"kind": kind}, tag_field="kind", tag=kind,
+                                 frozen=True, gc=False)  # fmt: skip
+    fields: list[Any] = []
+    for info in msgspec.structs.fields(mirror):
+        if info.name in bodies:
+            fields.append((info.name, msgspec.Raw, None))
+        elif info.required:  # keyword-only fields: a required one may follow optional ones
+            fields.append((info.name, info.type))
+        elif info.default_factory is not msgspec.NODEFAULT:
+            fields.append((info.name, info.type, msgspec.field(default_factory=info.default_factory)))
+        else:
+            fields.append((info.name, info.type, info.default))
+    return msgspec.defstruct(f"{kind}_projected", fields, namespace={"kind": kind}, tag_field="kind", tag=kind,
+                             kw_only=True, frozen=True, gc=False)  # fmt: skip
+
+
+WHOLE = Projection()
+"""Every record, every field: the mirrors ``load_trace(path, fast=True)`` gives."""
+
+
+def read_mirrored(path: str | Path, projection: Projection = WHOLE) -> list[Any] | None:
+    """The records of a trace file as mirrors (or as ``projection`` keeps them), header first; None when the
+    file is not an intact file of the current format whose every record a mirror accepts (read it into the
+    models then, which say what is wrong where). Read a chunk of lines at a time: memory holds the mirrors
+    and one chunk of bytes."""
+    decode_lines = projection.decode_lines
+
+    def decode_chunk(chunk: bytes) -> list[Any] | None:
+        try:
+            # Each line is decoded on its own (a fifth cheaper than one array of them all); a blank line yields
+            # no record, which the count below catches, and a torn line does not decode.
+            records: list[Any] = decode_lines(chunk)
+        except (msgspec.DecodeError, RecursionError):
+            # RecursionError: a value nested deeper than msgspec goes (about 1000 levels); the models' reader
+            # reports the line.
+            return None
+        if len(records) != chunk.count(b"\n"):
+            return None
+        return records
+
+    return read_intact(path, decode_chunk)

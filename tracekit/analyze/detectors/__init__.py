@@ -2,7 +2,8 @@
 
 A detector is a ``DetectorStream`` fed one call at a time (or a function ``(DetectorContext) ->
 list[Finding]`` of the whole trace) registered with ``@detector(kind, **default_options)``; see
-``registry.py``. Offline analysis runs them all in one fused pass (``detect``); the live guard feeds the
+``registry.py``. Detectors of installed packages (entry-point group ``tracekit.detectors``) are added after
+the built-in ones. Offline analysis runs them all in one fused pass (``detect``); the live guard feeds the
 same streams as a session runs.
 """
 
@@ -17,6 +18,7 @@ from tracekit.analyze.detectors import (  # noqa: F401  (each module registers i
     unused_output,
 )
 from tracekit.analyze.detectors.registry import (
+    INSTALL_PROBLEMS,
     REGISTRY,
     DetectorContext,
     DetectorOptionError,
@@ -27,11 +29,15 @@ from tracekit.analyze.detectors.registry import (
     Severity,
     detect,
     detector,
+    load_installed,
     resolve_options,
     run_detectors,
 )
 
+load_installed()  # detectors of installed packages, after the built-in ones
+
 __all__ = [
+    "INSTALL_PROBLEMS",
     "REGISTRY",
     "DetectorContext",
     "DetectorOptionError",
@@ -42,6 +48,7 @@ __all__ = [
     "Severity",
     "detect",
     "detector",
+    "load_installed",
     "resolve_options",
     "run_detectors",
 ]

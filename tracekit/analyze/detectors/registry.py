@@ -17,6 +17,10 @@ trace, run once every call was seen::
 
 Options reach a stream as ``self.options`` and a function as ``context.options`` (defaults overlaid with
 ``--detector-option`` and ``--config`` values); ``enabled: false`` switches a detector off.
+
+Another package adds a detector through the entry-point group ``tracekit.detectors`` (``tracekit.plugins``):
+``load_installed`` imports each when the detectors are (so ``--jobs`` workers have them too), and the
+registry holds it like a built-in one.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from tracekit.analyze.graph import CallGraph, CallNode, trace_graph
-from tracekit.errors import DetectorOptionError
+from tracekit.entry_points import DETECTORS, load
+from tracekit.errors import DetectorOptionError, PluginError
 from tracekit.trace import content_text
 
 if TYPE_CHECKING:
@@ -228,9 +233,25 @@ class DetectorSpec:
 REGISTRY: dict[str, DetectorSpec] = {}
 
 
+#: Installed detectors (entry points) that could not be loaded: ``resolve_options`` raises the first.
+INSTALL_PROBLEMS: list[PluginError] = []
+
+
 def detector(kind: str, **defaults: Any) -> Callable[[Any], Any]:
     """Register a detector (a ``DetectorStream`` class or a function of the context) under its finding
-    ``kind`` with default options."""
+    ``kind`` with default options.
+
+    >>> from tracekit.analyze.detectors import REGISTRY, Finding, detector
+    >>> @detector("long_run", limit=50)
+    ... def long_run(context):
+    ...     "More calls than ``limit``."
+    ...     calls = [node.index for node in context.graph.nodes if not node.history]
+    ...     if len(calls) <= context.options["limit"]:
+    ...         return []
+    ...     return [Finding("long_run", "warning", calls, "the agent made more calls than the limit")]
+    >>> REGISTRY["long_run"].defaults
+    {'enabled': True, 'limit': 50}
+    """
 
     def register(function: Any) -> Any:
         REGISTRY[kind] = DetectorSpec(kind, function, {"enabled": True, **defaults})
@@ -239,12 +260,36 @@ def detector(kind: str, **defaults: Any) -> Callable[[Any], Any]:
     return register
 
 
+def load_installed() -> None:
+    """Add the detectors installed packages offer (entry-point group ``tracekit.detectors``): each entry
+    point names a detector registered with ``@detector`` (its module registers it on import) or a plain
+    detector, registered under the entry point's name with no options. One that cannot be loaded is kept
+    in ``INSTALL_PROBLEMS`` (it fails the run when options are resolved, naming the package)."""
+    try:
+        points = load(DETECTORS)
+    except PluginError as exc:
+        INSTALL_PROBLEMS.append(exc)
+        return
+    registered = {spec.function for spec in REGISTRY.values()}
+    for name, function in points:
+        if function in registered:
+            continue
+        if not callable(function):
+            INSTALL_PROBLEMS.append(PluginError(f"the detector {name!r} (entry point group {DETECTORS}) is "
+                                                f"{function!r}, not a detector function or DetectorStream class"))
+            continue
+        detector(name)(function)
+
+
 def resolve_options(overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Every detector's options: defaults overlaid with ``overrides`` ({kind: {key: value}}).
 
     Raises ``DetectorOptionError`` for an unknown kind or key, or a value whose type differs from the
-    default's (an int where a float is expected is accepted).
+    default's (an int where a float is expected is accepted); ``PluginError`` for an installed detector
+    that could not be loaded.
     """
+    if INSTALL_PROBLEMS:
+        raise INSTALL_PROBLEMS[0]
     resolved = {kind: dict(spec.defaults) for kind, spec in REGISTRY.items()}
     for kind, options in (overrides or {}).items():
         if kind not in resolved:
