@@ -91,25 +91,12 @@ def _find_case_id(wanted: str, ids: list[str], directory: Path) -> str:
     folded = [case_id for case_id in ids if case_id.casefold() == wanted.casefold()]
     if len(folded) == 1:
         return folded[0]
+    from tracekit.cases.loader import nearest_ids
+
     nearest = nearest_ids(wanted, ids)
     hint = f"did you mean {', '.join(nearest)}?" if nearest else f"`tracekit cases list {directory}` lists them all"
     click.echo(f"no case {wanted!r} in {directory} ({len(ids)} cases); {hint}", err=True)
     sys.exit(2)
-
-
-def nearest_ids(wanted: str, ids: list[str], count: int = 5) -> list[str]:
-    """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
-    are ignored (``case-2`` is ``CASE-02``), then the closest spellings."""
-    import difflib
-    import re
-
-    def folded(case_id: str) -> str:
-        return re.sub(r"\d+", lambda number: str(int(number.group())), case_id.upper())
-
-    same = [case_id for case_id in ids if folded(case_id) == folded(wanted)]
-    close = difflib.get_close_matches(folded(wanted), [folded(case_id) for case_id in ids], n=count, cutoff=0.6)
-    by_folded = {folded(case_id): case_id for case_id in ids}
-    return list(dict.fromkeys(same + [by_folded[name] for name in close]))[:count]
 
 
 @cases.command("validate")

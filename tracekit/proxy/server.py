@@ -22,6 +22,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -87,6 +88,15 @@ class ProxyConfig:
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
 
 
+def check_upstream_url(url: str) -> None:
+    """Refuse (``ValueError``) an upstream that is not an http(s) URL with a host, such as a bare host name:
+    at start-up, rather than as a 500 on every request."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        example = f"https://{url}" if "://" not in url else "https://api.anthropic.com"
+        raise ValueError(f"--upstream {url!r} is not an http(s) URL with a host; give the scheme too, e.g. {example}")
+
+
 class Proxy:
     """The record/replay proxy as an aiohttp application (see the module docstring)."""
 
@@ -97,6 +107,8 @@ class Proxy:
         needs_upstream = not replaying or config.on_miss == "record"
         if needs_upstream and not config.upstream:
             raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
+        if needs_upstream:
+            check_upstream_url(str(config.upstream))
         if config.max_body_bytes < 1:
             raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
         if config.connect_timeout <= 0 or config.read_timeout <= 0:
