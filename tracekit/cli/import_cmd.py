@@ -167,6 +167,10 @@ def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str) -> 
     problems: list[str] = []
     try:
         traces = make(problems)
+        if not traces and problems:  # nothing found or nothing readable: say so, and leave --out alone
+            for line in problems[:_SHOWN_PROBLEMS]:
+                click.echo(f"error: {line}", err=True)
+            raise InputError("nothing imported; give files or folders that hold transcripts (problems above)")
         written = _write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-from tracekit.errors import InputError
+from tracekit.errors import InputError, TracekitError
 from tracekit.storage import is_url, local
 
 
@@ -49,10 +50,27 @@ def output_folder(option: str, path: str | Path | None) -> None:
     _writable_parent(option, path, target)
 
 
-def no_input_found(paths: tuple[str, ...] | list[str] | list[Path], what: str = "trace files (*.jsonl)") -> InputError:
-    """The error of every command whose input paths hold nothing to read (exit status 2)."""
-    named = ", ".join(str(path) for path in paths)
-    return InputError(f"no {what} found in {named}; give files or folders that hold them")
+def no_input_found(path: str | Path) -> InputError:
+    """The one error (exit status 2) of a command given a path that holds no trace file (``analyze`` and
+    ``diff`` say it the same way from ``tracekit.analyze.sources``; the importers name what they read)."""
+    return InputError(f"no trace files found in {path} (a trace file ends in .jsonl)")
+
+
+def trace_files_in(paths: Iterable[str | Path]) -> list[Path]:
+    """The trace files in ``paths`` (files, folders, URLs), refusing (exit status 2) a path that does not
+    exist or holds none: one path without traces is a mistake even when another has some."""
+    from tracekit.trace import trace_files
+
+    found: list[Path] = []
+    for path in paths:
+        try:
+            files = trace_files([path])
+        except TracekitError as exc:
+            raise InputError(str(exc)) from exc
+        if not files:
+            raise no_input_found(path)
+        found.extend(files)
+    return found
 
 
 def _local_target(path: str | Path | None) -> Path | None:
