@@ -35,7 +35,7 @@ def output_file(option: str, path: str | Path | None) -> None:
         return
     if target.is_dir():
         raise InputError(f"{option} {path}: {target} is a folder; give a file name, e.g. {target / 'results.json'}")
-    _writable_parent(option, path, target.parent)
+    _writable_parent(option, str(path), target.parent)
 
 
 def output_folder(option: str, path: str | Path | None) -> None:
@@ -47,7 +47,7 @@ def output_folder(option: str, path: str | Path | None) -> None:
         return
     if target.exists() and not target.is_dir():
         raise InputError(f"{option} {path}: {target} is a file, not a folder; give a folder (it is created if missing)")
-    _writable_parent(option, path, target)
+    _writable_parent(option, str(path), target)
 
 
 def no_input_found(path: str | Path) -> InputError:

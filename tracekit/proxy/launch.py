@@ -20,8 +20,8 @@ import click
 from tracekit.errors import TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
 from tracekit.proxy.recorder import RecordingStats
-from tracekit.proxy.runner import announce_to_stdout, check_host, serve
-from tracekit.proxy.server import Proxy, ProxyConfig
+from tracekit.proxy.runner import announce_to_stdout, bind, check_host, serve
+from tracekit.proxy.server import Proxy, ProxyConfig, check_config
 from tracekit.redact import Redactor, default_redactor
 
 
@@ -54,8 +54,14 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
 
     try:
         check_host(host, allow_remote, echo)
+        check_config(config)
+        sock = bind(host, port)  # before the proxy: a taken port creates no --out and loads no recording
+    except (TracekitError, ValueError) as exc:
+        raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
+    try:
         proxy = Proxy(config)
     except (TracekitError, ValueError) as exc:
+        sock.close()
         raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
     if proxy.index is not None:
         index = proxy.index
@@ -63,7 +69,7 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
         for problem in index.problems[:10]:
             echo(f"tracekit replay: skipped {problem}")
     try:
-        asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode)))
+        asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
     except TracekitError as exc:
         raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
     errors = proxy.tracker.recording_errors

@@ -88,13 +88,25 @@ class ProxyConfig:
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
 
 
-def check_upstream_url(url: str) -> None:
-    """Refuse (``ValueError``) an upstream that is not an http(s) URL with a host, such as a bare host name:
-    at start-up, rather than as a 500 on every request."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        example = f"https://{url}" if "://" not in url else "https://api.anthropic.com"
-        raise ValueError(f"--upstream {url!r} is not an http(s) URL with a host; give the scheme too, e.g. {example}")
+def check_config(config: ProxyConfig) -> None:
+    """Refuse (``ValueError``) a configuration that cannot work, before anything starts: no upstream where
+    one is needed, an upstream that is not an http(s) URL with a host (a bare host name would be a 500 on
+    every request), a body limit under a byte, timeouts that are not positive."""
+    replaying = config.mode == "replay"
+    needs_upstream = not replaying or config.on_miss == "record"
+    if needs_upstream and not config.upstream:
+        raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
+    if needs_upstream:
+        url = str(config.upstream)
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            example = f"https://{url}" if "://" not in url else "https://api.anthropic.com"
+            raise ValueError(f"--upstream {url!r} is not an http(s) URL with a host; give the scheme too, "
+                             f"e.g. {example}")  # fmt: skip
+    if config.max_body_bytes < 1:
+        raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
+    if config.connect_timeout <= 0 or config.read_timeout <= 0:
+        raise ValueError("the connect and read timeouts must be positive numbers of seconds")
 
 
 class Proxy:
@@ -103,16 +115,7 @@ class Proxy:
     def __init__(self, config: ProxyConfig, index: ReplayIndex | None = None) -> None:
         self.config = config
         replaying = config.mode == "replay"
-        # Configuration is checked before anything (an output folder) is created.
-        needs_upstream = not replaying or config.on_miss == "record"
-        if needs_upstream and not config.upstream:
-            raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
-        if needs_upstream:
-            check_upstream_url(str(config.upstream))
-        if config.max_body_bytes < 1:
-            raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
-        if config.connect_timeout <= 0 or config.read_timeout <= 0:
-            raise ValueError("the connect and read timeouts must be positive numbers of seconds")
+        check_config(config)  # before anything (an output folder) is created
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -135,7 +138,7 @@ class Proxy:
         self.secrets = LearntSecrets(config.redactor)
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = None
-        if needs_upstream and config.upstream:
+        if (not replaying or config.on_miss == "record") and config.upstream:
             self.upstream = UpstreamClient(config.upstream, self.secrets, connect_timeout=config.connect_timeout,
                                            read_timeout=config.read_timeout)  # fmt: skip
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
