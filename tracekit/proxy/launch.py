@@ -72,6 +72,8 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
         asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
     except TracekitError as exc:
         raise click.UsageError(config.redactor.redact_text(str(exc))) from exc
+    if proxy.index is not None:
+        echo(replay_summary(proxy.index.hits, proxy.index.misses, config.on_miss))
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")
@@ -89,6 +91,18 @@ def recording_summary(mode: str, stats: RecordingStats, out_dir: Path | None) ->
         text += "; no request reached the proxy"
     elif stats.unread:
         text += "; analyze does not see those"
+    return text
+
+
+def replay_summary(hits: int, misses: int, on_miss: str) -> str:
+    """What a replay answered, in one sentence, as ``recording_summary`` says what a recording wrote."""
+    text = f"tracekit replay: {hits + misses} requests, {hits} answered from the recordings, {misses} misses"
+    if misses and on_miss == "record":
+        text += " (forwarded upstream and recorded)"
+    elif misses:
+        text += " (each named above with its nearest recording; --on-miss record --upstream URL records them)"
+    elif not hits:
+        text += "; no request reached the proxy"
     return text
 
 

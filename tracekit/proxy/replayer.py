@@ -68,6 +68,10 @@ class ReplayIndex:
         """Answers of other routes, by ``route_key``."""
         self.problems: list[ReadProblem] = []
         self.files = 0
+        self.hits = 0
+        """Lookups answered from the recordings (model routes and other routes)."""
+        self.misses = 0
+        """Lookups no recording matched."""
         self._next: dict[str, int] = {}
         self._nearest: NearestIndex[RecordedAnswer] = NearestIndex()
         self._order: dict[str, int] = {}
@@ -192,6 +196,7 @@ class ReplayIndex:
         """The next answer for ``key`` (FIFO, starting over once all were given), or None on a miss."""
         answers = self.answers.get(key)
         if not answers:
+            self.misses += 1
             return None
         return answers[self._advance(key, len(answers))]
 
@@ -199,10 +204,12 @@ class ReplayIndex:
         """The next answer of another route for ``key`` (as ``lookup``), or None."""
         answers = self.other.get(key)
         if not answers:
+            self.misses += 1
             return None
         return answers[self._advance(key, len(answers))]
 
     def _advance(self, key: str, count: int) -> int:
+        self.hits += 1
         position = self._next.get(key, 0)
         self._next[key] = (position + 1) % count
         return position
