@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from tracekit.errors import CaseError
+from tracekit.errors import CaseError, InputError
 
 if TYPE_CHECKING:
     from tracekit.cases.loader import CaseLibrary
@@ -27,10 +27,12 @@ def _dump(value: Any) -> str:
 
 def _load(directory: Path) -> CaseLibrary:
     from tracekit.cases.loader import load_cases
+    from tracekit.cli.paths import case_library
 
     try:
+        case_library("", directory)
         return load_cases(directory)
-    except CaseError as exc:
+    except (CaseError, InputError) as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
 
@@ -108,7 +110,13 @@ def validate(directory: Path) -> None:
     """
     from tracekit.cases.lint import lint_library
     from tracekit.cases.loader import collect_library
+    from tracekit.cli.paths import case_library
 
+    try:
+        case_library("", directory)
+    except InputError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(2)
     library, problems = collect_library(directory)
     problems += lint_library(library)
     for problem in problems:

@@ -7,7 +7,8 @@ file must be, or a folder this process cannot write are refused. Writing is prob
 file created and removed in the nearest existing folder) rather than judged from permission bits, which
 say nothing of read-only mounts and everything-is-allowed root. URLs are left to their filesystem.
 
-Inputs: ``no_input_found`` is the one message of every command given paths that hold nothing to read.
+Inputs: ``no_input_found`` / ``trace_files_in`` are the one message of every command given paths that hold
+no trace, ``case_library`` the one of every ``--cases`` that holds no case.
 
 Example::
 
@@ -71,6 +72,26 @@ def trace_files_in(paths: Iterable[str | Path]) -> list[Path]:
             raise no_input_found(path)
         found.extend(files)
     return found
+
+
+def case_library(option: str, cases_dir: str | Path | None) -> None:
+    """Refuse (exit status 2), before any work, a case library that is missing or holds no case file: one
+    line instead of a warning for every trace whose case "is not in the library". URLs are checked when
+    they are loaded."""
+    if cases_dir is None:
+        return
+    where = local(str(cases_dir))
+    if is_url(where):
+        return
+    from tracekit.cases.loader import case_files
+
+    folder = Path(where)
+    named = f"{option} {cases_dir}" if option else str(cases_dir)
+    if not folder.exists():
+        raise InputError(f"{named}: no such folder; give the case library's folder, e.g. cases")
+    if not case_files(folder):
+        raise InputError(f"{named}: this folder holds no cases (a case is a .yaml file such as "
+                         "b2/B2-PC-02.yaml); give the case library's folder, e.g. cases")  # fmt: skip
 
 
 def _local_target(path: str | Path | None) -> Path | None:
