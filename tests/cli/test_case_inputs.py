@@ -3,6 +3,8 @@ line (exit status 2), not accepted with a warning per trace or an empty set of i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,7 +70,9 @@ def test_a_case_file_that_is_not_a_case_is_refused(tmp_path: Path, command: str,
     write_trace(tmp_path / "rec" / "t.jsonl", [Header(trace_id="t", source="test")])
     where = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path / "out")] if command == "record" else [
         "replay", str(tmp_path / "rec")]
-    result = CliRunner().invoke(cli, [*where, "--port", "0", "--case", str(case)])
-    assert result.exit_code == 2, result.output
-    assert f"{case}: not a case or an intercept file: {found}" in result.output
+    # A subprocess: a proxy that started anyway would serve until stopped, so the bound is the test's failure.
+    result = subprocess.run([sys.executable, "-m", "tracekit", *where, "--port", "0", "--case", str(case)],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert f"{case}: not a case or an intercept file: {found}" in result.stderr
     assert not (tmp_path / "out").exists()
