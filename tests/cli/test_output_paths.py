@@ -133,3 +133,19 @@ def test_an_import_from_a_folder_holding_nothing_exits_2_and_writes_nothing(tmp_
     assert result.exit_code == 2, result.output
     assert "no files found in this folder" in result.output and "nothing imported" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_report_diff_and_import_refuse_an_output_in_the_way(traces: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    assert _run("analyze", str(traces), "--json", str(results)).exit_code == 0
+    (tmp_path / "afile").write_text("x")
+    under = str(tmp_path / "afile" / "x.md")
+    for args in (["report", str(results), "--html", str(tmp_path / "afile")],
+                 ["report", str(results), "--markdown", under],
+                 ["diff", str(results), str(results), "--json", str(tmp_path)],
+                 ["diff", str(results), str(results), "--html", str(tmp_path / "afile")],
+                 ["import", "otel", str(traces), "--out", str(tmp_path / "afile")]):  # fmt: skip
+        result = _run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert isinstance(result.exception, SystemExit) and "Error: --" in result.output, (args, result.output)
+    assert (tmp_path / "afile").read_text() == "x"

@@ -31,9 +31,11 @@ class _Destination(click.ParamType):
     name = "DIR|URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        from tracekit.cli.paths import output_folder
         from tracekit.storage import is_url, local
 
         where = local(value) if isinstance(value, str) else value
+        output_folder("--out", where)  # before any file is read
         return str(where) if is_url(where) else Path(where)
 
 

@@ -56,9 +56,11 @@ def record(
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
     # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
+    from tracekit.cli.paths import output_folder
     from tracekit.proxy.launch import case_config, redactor_with, run
     from tracekit.proxy.server import ProxyConfig
 
+    output_folder("--out", out_dir)
     config = ProxyConfig(
         mode="record",
         upstream=upstream,

@@ -41,9 +41,12 @@ def report(
 
     if html_dir is None and markdown is None and junit is None and fail_on is None:
         raise click.UsageError("nothing to do: give --html DIR, --markdown FILE, --junit FILE or --fail-on")
-    from tracekit.cli.paths import case_library
+    from tracekit.cli.paths import case_library, output_file, output_folder
 
     case_library("--cases", cases_dir)
+    output_folder("--html", html_dir)
+    output_file("--markdown", markdown)
+    output_file("--junit", junit)
     try:
         outcome = write_reports(
             results, html_dir=html_dir, markdown=markdown, junit=junit, baseline=baseline,
