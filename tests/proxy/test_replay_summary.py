@@ -1,5 +1,5 @@
-"""``tracekit replay`` says at exit what it answered, as ``tracekit record`` says what it wrote: requests,
-hits, misses, and what to do about the misses."""
+"""``tracekit replay`` says at exit what it answered, as ``tracekit record`` says what it wrote: the requests
+answered from the recordings (by the rung of the replay ladder that matched them) and the misses."""
 
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ def test_replay_prints_hits_and_misses_at_exit(tmp_path: Path) -> None:
     assert status == 0
     assert process.stderr is not None
     last = process.stderr.read().strip().splitlines()[-1]
-    assert last.startswith("tracekit replay: 3 requests, 2 answered from the recordings, 1 misses"), last
-    assert "--on-miss record --upstream URL" in last
+    assert last == "tracekit replay: answered 2 model requests (exact 2, volatile 0, session 0); 1 missed", last
 
 
 def test_a_replay_nobody_asked_says_so(tmp_path: Path) -> None:
@@ -34,4 +33,5 @@ def test_a_replay_nobody_asked_says_so(tmp_path: Path) -> None:
     process, _ = start("replay", str(tmp_path), "--port", "0")
     status, _ = stop(process)
     assert status == 0 and process.stderr is not None
-    assert "0 requests, 0 answered from the recordings, 0 misses; no request reached the proxy" in process.stderr.read()
+    said = process.stderr.read()
+    assert "tracekit replay: answered 0 model requests (exact 0, volatile 0, session 0); 0 missed" in said
