@@ -194,6 +194,9 @@ def load_script(path: str | Path) -> Script:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScriptError(f"{path}: cannot read the script file: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScriptError(f"{path}: not a text file (byte {exc.start} is not UTF-8); a script is YAML or JSON text "
+                          "(docs/fake-upstream.md)") from exc
     lines: dict[tuple[str, int], int] = {}
     try:
         if path.suffix.lower() == ".json":

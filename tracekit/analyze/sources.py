@@ -115,7 +115,7 @@ def _names(item: str | Path) -> Iterator[str]:
         raise TraceFormatError(f"{Path(text)}: no such file or folder")
     first = next(listing, None)
     if first is None:
-        raise TraceFormatError(f"{empty} (trace files end in {TRACE_SUFFIX})")
+        raise TraceFormatError(f"{empty} (a trace file ends in {TRACE_SUFFIX})")
     return chain([first], listing)
 
 

@@ -3,9 +3,11 @@
 Result, from the checks that decide (pass / acceptable / fail; ``untested`` and ``info`` never decide):
 
 - ``fail`` when any check fails — a machine failure stands whatever a judge would say;
-- ``pending`` when the case is scored by a judge (``scoring: judge`` or ``auto+judge``) and no judged
-  verdict is available, when a machine check itself needs the judge (a recovery by explanation), or when
-  the judge answered with an ``error`` (an error is never a pass);
+- ``pending`` when the trace is unfinished (its last line torn: the writer stopped mid-record, so what
+  the agent did last is unknown; the ``trace_complete`` check says so), when the case is scored by a
+  judge (``scoring: judge`` or ``auto+judge``) and no judged verdict is available, when a machine check
+  itself needs the judge (a recovery by explanation), or when the judge answered with an ``error`` (an
+  error is never a pass);
 - otherwise the worst of the checks: ``acceptable`` or ``pass``.
 
 The judge plugs in through ``JudgeHook``: a function given the case run and the machine checks, returning
@@ -92,6 +94,11 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
     built from the analysis's own ``Check`` objects, the scores and parts validated from what scoring and
     ``combined_verdict`` compute."""
     checks = evaluate_expect(run)
+    unfinished = next((problem for problem in run.trace.problems if problem.torn), None)
+    if unfinished is not None:  # what the agent did last is unknown: no pass (a failure seen stands)
+        checks.insert(0, Check("trace_complete", "pending",
+                               f"line {unfinished.line} is torn: the writer did not finish this trace, so what "
+                               "the agent did last is missing; record the run again (tracekit run resumes it)"))
     if run.history_problem is not None:
         checks.insert(0, Check("history", "info", run.history_problem))
     uses_judge = run.case.uses_judge

@@ -17,7 +17,9 @@ files); problems name the files by their URL.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +88,20 @@ class CaseLibrary:
     def source(self, case_id: str) -> Path:
         """The file the case was loaded from."""
         return next(entry.path for entry in self.entries if entry.case.id == case_id)
+
+
+def nearest_ids(wanted: str, ids: Iterable[str], count: int = 5) -> list[str]:
+    """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
+    are ignored (``b2-fr-1`` is ``B2-FR-01``), then the closest spellings."""
+
+    def folded(case_id: str) -> str:
+        return re.sub(r"\d+", lambda number: str(int(number.group())), case_id.upper())
+
+    ids = list(ids)
+    same = [case_id for case_id in ids if folded(case_id) == folded(wanted)]
+    close = difflib.get_close_matches(folded(wanted), [folded(case_id) for case_id in ids], n=count, cutoff=0.6)
+    by_folded = {folded(case_id): case_id for case_id in ids}
+    return list(dict.fromkeys(same + [by_folded[name] for name in close]))[:count]
 
 
 def load_case(path: str | Path) -> Case:

@@ -127,10 +127,16 @@ def analyze(
       tracekit analyze s3://bucket/traces --engine ray --json s3://bucket/results.json
     """
     from tracekit.application import Analysis
+    from tracekit.cli.paths import case_library, output_file, output_folder
     from tracekit.storage import is_url, local
 
     if ray_address is not None and engine != "ray":
         raise InputError("--ray-address needs --engine ray")
+    for option, file in (("--json", json_path), ("--markdown", markdown_path), ("--junit", junit_path)):
+        output_file(option, file)  # refused now, not after the analysis
+    output_folder("--html", html_dir)
+    output_folder("--parquet", parquet_dir)
+    case_library("--cases", cases_dir)
     to_stdout = json_path is not None and str(json_path) == "-"
     json_target = local(json_path) if json_path is not None and not to_stdout else None
     results_dir: str | Path | None = None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from tracekit.cli.exits import InputError
 from tracekit.errors import CaseError
 
 if TYPE_CHECKING:
@@ -27,10 +28,12 @@ def _dump(value: Any) -> str:
 
 def _load(directory: Path) -> CaseLibrary:
     from tracekit.cases.loader import load_cases
+    from tracekit.cli.paths import case_library
 
     try:
+        case_library("", directory)
         return load_cases(directory)
-    except CaseError as exc:
+    except (CaseError, InputError) as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
 
@@ -91,25 +94,12 @@ def _find_case_id(wanted: str, ids: list[str], directory: Path) -> str:
     folded = [case_id for case_id in ids if case_id.casefold() == wanted.casefold()]
     if len(folded) == 1:
         return folded[0]
+    from tracekit.cases.loader import nearest_ids
+
     nearest = nearest_ids(wanted, ids)
     hint = f"did you mean {', '.join(nearest)}?" if nearest else f"`tracekit cases list {directory}` lists them all"
     click.echo(f"no case {wanted!r} in {directory} ({len(ids)} cases); {hint}", err=True)
     sys.exit(2)
-
-
-def nearest_ids(wanted: str, ids: list[str], count: int = 5) -> list[str]:
-    """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
-    are ignored (``case-2`` is ``CASE-02``), then the closest spellings."""
-    import difflib
-    import re
-
-    def folded(case_id: str) -> str:
-        return re.sub(r"\d+", lambda number: str(int(number.group())), case_id.upper())
-
-    same = [case_id for case_id in ids if folded(case_id) == folded(wanted)]
-    close = difflib.get_close_matches(folded(wanted), [folded(case_id) for case_id in ids], n=count, cutoff=0.6)
-    by_folded = {folded(case_id): case_id for case_id in ids}
-    return list(dict.fromkeys(same + [by_folded[name] for name in close]))[:count]
 
 
 @cases.command("validate")
@@ -121,7 +111,13 @@ def validate(directory: Path) -> None:
     """
     from tracekit.cases.lint import lint_library
     from tracekit.cases.loader import collect_library
+    from tracekit.cli.paths import case_library
 
+    try:
+        case_library("", directory)
+    except InputError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(2)
     library, problems = collect_library(directory)
     problems += lint_library(library)
     for problem in problems:

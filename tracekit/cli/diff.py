@@ -45,11 +45,16 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
 
     Exit status: 0 when it ran, 1 with --fail-on regression and a regression, 2 on unreadable input.
     """
+    from tracekit.cli.paths import case_library, output_file, output_folder
     from tracekit.diff import diff_results
     from tracekit.diff.markdown import render_diff_markdown
     from tracekit.diff.pairs import latency_reader
     from tracekit.output import write_text
 
+    case_library("--cases", cases_dir)
+    output_file("--json", json_out)
+    output_file("--markdown", markdown)
+    output_folder("--html", html_dir)
     (before, base_dir), (after, new_dir) = _side(base, cases_dir), _side(new, cases_dir)
     result = diff_results(before, after, latency=latency_reader(base_dir, new_dir))
     counts = result.counts

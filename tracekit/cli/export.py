@@ -29,12 +29,14 @@ def otel(paths: tuple[str, ...], out: str, with_content: bool) -> None:
     model call, execute_tool per tool call. Load the file into any OTLP/JSON backend (Langfuse,
     Phoenix, a collector's otlpjsonfile receiver). Secrets are redacted on the way out.
     """
+    from tracekit.cli.paths import output_file, trace_files_in
     from tracekit.export.otel import otlp_document
     from tracekit.output import write_json
-    from tracekit.trace import load_trace, trace_files
+    from tracekit.trace import load_trace
 
+    output_file("--out", out)
+    files = trace_files_in(paths)
     try:
-        files = trace_files(paths)
         traces = [load_trace(path) for path in files]
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
@@ -64,10 +66,12 @@ def parquet(results: str, out: str) -> None:
       tracekit export parquet results.json --out tables/
       duckdb -c "FROM read_parquet('tables/traces/**/*.parquet', hive_partitioning=1)"
     """
+    from tracekit.cli.paths import output_folder
     from tracekit.results.model import read_results_file
     from tracekit.storage import is_url, local
     from tracekit.tables import write_tables
 
+    output_folder("--out", out)
     target = local(results)
     base = str(target).rsplit("/", 1)[0] if is_url(target) else Path(target).parent
     try:

@@ -64,9 +64,11 @@ class _Destination(click.ParamType):
     name = "DIR|URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        from tracekit.cli.paths import output_folder
         from tracekit.storage import is_url, local
 
         where = local(value) if isinstance(value, str) else value
+        output_folder("--out", where)  # before any file is read
         return str(where) if is_url(where) else Path(where)
 
 
@@ -200,6 +202,10 @@ def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str) -> 
     problems: list[str] = []
     try:
         traces = make(problems)
+        if not traces and problems:  # nothing found or nothing readable: say so, and leave --out alone
+            for line in problems[:_SHOWN_PROBLEMS]:
+                click.echo(f"error: {line}", err=True)
+            raise InputError("nothing imported; give files or folders that hold transcripts (problems above)")
         written = _write_traces(traces, out)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc

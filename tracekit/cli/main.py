@@ -6,12 +6,14 @@ Commands live one per module in ``tracekit.cli`` and are imported only when invo
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 
 import click
 
 from tracekit import __version__
+from tracekit.cli.exits import InputError
 
 #: command name -> (module, attribute, one-line help). Each module defines one click command or group.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -52,6 +54,29 @@ class LazyGroup(click.Group):
             raise
         command: click.Command = getattr(module, attribute)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click's, with a "did you mean" for a mistyped name (click suggests only from commands it has
+        loaded, and this group loads none before one is chosen)."""
+        name = args[0] if args else ""
+        if not ctx.resilient_parsing and not name.startswith("-") and self.get_command(ctx, name) is None:
+            nearest = difflib.get_close_matches(name.lower(), self.list_commands(ctx), n=3, cutoff=0.5)
+            hint = f"did you mean {' or '.join(map(repr, nearest))}?" if nearest else "see 'tracekit --help'"
+            raise click.UsageError(f"no command {name!r}; {hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; a file-system error no command handled is bad input (exit status 2, no traceback)."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):  # the reader went away (| head): nothing to say to it
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            hint = "check the path and that it can be read or written"
+            raise InputError(f"{where}{exc.strerror or exc}; {hint}") from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

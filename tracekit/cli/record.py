@@ -63,6 +63,9 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
+    from tracekit.cli.paths import output_folder
+
+    output_folder("--out", out_dir)
     serve_proxy(
         host, port, allow_remote, case_file=case_file, redact=redact, guard_file=guard_file, mode="record",
         upstream=upstream, out_dir=out_dir, fsync=fsync, max_body_bytes=max_body_bytes, secret_fields=redact_fields,

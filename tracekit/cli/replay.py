@@ -68,12 +68,14 @@ def replay(
       tracekit replay recordings --port 0 --guard guard.yaml
     """
     # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
+    from tracekit.cli.paths import output_folder
     from tracekit.proxy.launch import match_rules
     from tracekit.proxy.runner import check_host
     from tracekit.trace import trace_files
 
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
+    output_folder("--out", out_dir)
     if on_miss == "error" and not trace_files([directory]):
         try:
             check_host(host, allow_remote, lambda _warning: None)  # a refused address is the first thing to say

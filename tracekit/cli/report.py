@@ -42,8 +42,12 @@ def report(
 
     if html_dir is None and markdown is None and junit is None and fail_on is None:
         raise click.UsageError("nothing to do: give --html DIR, --markdown FILE, --junit FILE or --fail-on")
-    if cases_dir is not None and not cases_dir.exists():
-        raise InputError(f"{cases_dir}: no such case library")
+    from tracekit.cli.paths import case_library, output_file, output_folder
+
+    case_library("--cases", cases_dir)
+    output_folder("--html", html_dir)
+    output_file("--markdown", markdown)
+    output_file("--junit", junit)
     try:
         outcome = write_reports(
             results, html_dir=html_dir, markdown=markdown, junit=junit, baseline=baseline,

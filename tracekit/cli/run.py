@@ -68,12 +68,15 @@ def run(
     2 on bad usage, 130 when interrupted (complete traces are kept; re-run to resume).
     """
     from tracekit.cases.loader import load_cases
+    from tracekit.cli.paths import case_library, output_folder
     from tracekit.progress import Progress
     from tracekit.runner.agent import AgentLimits
     from tracekit.runner.harness import RunSettings
     from tracekit.runner.jobs import plan_jobs, select_cases
     from tracekit.runner.run import run_jobs
 
+    case_library("--cases-dir", cases_dir)
+    output_folder("--out", out_dir)
     try:
         library = load_cases(cases_dir)
         chosen = select_cases(library, cases)

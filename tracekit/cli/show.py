@@ -24,17 +24,10 @@ def show(paths: tuple[Path, ...], width: int, full: bool) -> None:
     Exit status 2 when a path holds no trace file or a file is not a readable trace (the others are
     still shown; the reason goes to standard error, one line per file).
     """
-    from tracekit.trace import load_trace, trace_files
+    from tracekit.cli.paths import trace_files_in
+    from tracekit.trace import load_trace
 
-    files: list[Path] = []
-    for path in paths:
-        try:
-            found = trace_files([path])
-        except TracekitError as exc:
-            raise InputError(str(exc)) from exc
-        if not found:
-            raise InputError(f"no trace files found in {path} (a trace file ends in .jsonl)")
-        files.extend(found)
+    files = trace_files_in(paths)
     limit = 0 if full else width
     failed = False
     for number, path in enumerate(files):

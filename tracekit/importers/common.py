@@ -138,7 +138,10 @@ def input_files(paths: Iterable[str | Path], suffixes: tuple[str, ...], problems
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes)))
+            held = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            if not held:
+                problems.append(f"{path}: no files found in this folder (the files read end in {', '.join(suffixes)})")
+            found.extend(held)
         elif path.is_file():
             found.append(path)
         else:

@@ -104,7 +104,17 @@ def load_intercept_config(path: str | Path) -> InterceptConfig:
         raw = safe_load_yaml(text, str(path), CaseError)
     if isinstance(raw, Mapping) and "id" in raw and "input" in raw and path.suffix != ".json":
         return config_from(load_case(path), str(path))
+    if not isinstance(raw, (Mapping, list)) or (isinstance(raw, Mapping) and not _CONFIG_KEYS & raw.keys()):
+        kinds = {str: "a string", int: "a number", float: "a number", bool: "true or false", type(None): "null"}
+        found = (f"an object with keys {', '.join(sorted(map(str, raw)))}" if isinstance(raw, Mapping)
+                 else kinds.get(type(raw), type(raw).__name__))  # fmt: skip
+        raise CaseError(f"{path}: not a case or an intercept file: found {found}; expected a case (id, input, ...) "
+                        "or an object with 'intercepts' and/or 'faults' lists, or an intercept with a 'type'")
     return config_from(raw, str(path))
+
+
+#: The keys one of which an intercept file's top-level object has (anything else is not one).
+_CONFIG_KEYS = {"intercepts", "faults", "type", "id"}
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -15,12 +15,12 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from tracekit.errors import ProxySetupError
+from tracekit.errors import ProxySetupError, TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
 from tracekit.proxy.matching import RUNGS, MatchRules
 from tracekit.proxy.recorder import RecordingStats
-from tracekit.proxy.runner import announce_to_stdout, check_host, serve
-from tracekit.proxy.server import Proxy, ProxyConfig
+from tracekit.proxy.runner import announce_to_stdout, bind, check_host, serve
+from tracekit.proxy.server import Proxy, ProxyConfig, check_config
 from tracekit.redact import Redactor, default_redactor
 from tracekit.safe_yaml import safe_load_yaml
 
@@ -83,15 +83,23 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
 
     try:
         check_host(host, allow_remote, echo)
-        proxy = Proxy(config)
+        check_config(config)
+        sock = bind(host, port)  # before the proxy: a taken port creates no --out and loads no recording
     except ValueError as exc:
+        raise ProxySetupError(str(exc)) from exc
+    try:
+        proxy = Proxy(config)
+    except (TracekitError, ValueError) as exc:
+        sock.close()
+        if isinstance(exc, TracekitError):
+            raise
         raise ProxySetupError(str(exc)) from exc
     if proxy.index is not None:
         index = proxy.index
         echo(f"tracekit replay: {len(index)} recorded answers from {index.files} trace files")
         for problem in index.problems[:10]:
             echo(f"tracekit replay: skipped {problem}")
-    asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode)))
+    asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")

@@ -15,6 +15,7 @@ tests and notebooks::
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import logging
 import socket
@@ -56,7 +57,9 @@ def check_host(host: str, allow_remote: bool, warn: Callable[[str], None]) -> No
     warn(f"tracekit: warning: listening on {host}; anyone who can reach it can use the upstream with your keys")
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, bound before anything else starts (no output folder created, no
+    recording loaded for a port that is taken); ``TracekitError`` saying what to do when it cannot be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -64,7 +67,10 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        raise TracekitError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        hint = ""
+        if exc.errno == errno.EADDRINUSE:
+            hint = "; another program is listening there: give another --port, or --port 0 for a free one (printed)"
+        raise TracekitError(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from exc
     sock.listen(512)
     sock.setblocking(False)
     return sock
@@ -76,9 +82,12 @@ def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def start(proxy: Proxy, host: str, port: int) -> tuple[web.AppRunner, str]:
-    """Bind and start serving ``proxy`` in the running loop; returns the runner and the URL."""
-    sock = _bind(host, port)
+async def start(
+    proxy: Proxy, host: str, port: int, sock: socket.socket | None = None
+) -> tuple[web.AppRunner, str]:
+    """Bind (unless given a socket ``bind`` made) and start serving ``proxy`` in the running loop; returns
+    the runner and the URL."""
+    sock = sock or bind(host, port)
     # In-flight exchanges are stopped by ``stop`` first; the runner's own timeout only bounds closing idle
     # keep-alive connections.
     # handler_cancellation: a client that goes away cancels its exchange, and with it the upstream request.
@@ -106,11 +115,13 @@ async def stop(proxy: Proxy, runner: web.AppRunner) -> None:
     await proxy.aclose()
 
 
-async def serve(proxy: Proxy, host: str, port: int, announce: Callable[[str], None]) -> None:
+async def serve(
+    proxy: Proxy, host: str, port: int, announce: Callable[[str], None], sock: socket.socket | None = None
+) -> None:
     """Serve until SIGTERM or SIGINT, then finish writing and return."""
     stopping = asyncio.Event()
     stop_on_signals(stopping)
-    runner, url = await start(proxy, host, port)
+    runner, url = await start(proxy, host, port, sock)
     announce(url)
     try:
         await stopping.wait()

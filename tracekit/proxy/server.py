@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -105,6 +106,31 @@ class ProxyConfig:
     """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
 
 
+def check_config(config: ProxyConfig) -> None:
+    """Refuse (``ValueError``) a configuration that cannot work, before anything starts: no upstream where
+    one is needed, an upstream that is not an http(s) URL with a host (a bare host name would be a 500 on
+    every request), a body limit under a byte, timeouts and limits that are not positive."""
+    replaying = config.mode == "replay"
+    needs_upstream = not replaying or config.on_miss == "record"
+    if needs_upstream and not config.upstream:
+        raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
+    if needs_upstream:
+        url = str(config.upstream)
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            example = f"https://{url}" if "://" not in url else "https://api.anthropic.com"
+            raise ValueError(f"--upstream {url!r} is not an http(s) URL with a host; give the scheme too, "
+                             f"e.g. {example}")  # fmt: skip
+    if config.max_body_bytes < 1:
+        raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
+    if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
+        raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
+    if config.session_idle_timeout <= 0:
+        raise ValueError("the session idle timeout must be a positive number of seconds")
+    if config.max_connections < 1 or config.max_response_bytes < 1:
+        raise ValueError("max_connections and max_response_bytes must be at least 1")
+
+
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -114,18 +140,7 @@ class Proxy:
     def __init__(self, config: ProxyConfig, index: ReplayIndex | None = None) -> None:
         self.config = config
         replaying = config.mode == "replay"
-        # Configuration is checked before anything (an output folder) is created.
-        needs_upstream = not replaying or config.on_miss == "record"
-        if needs_upstream and not config.upstream:
-            raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
-        if config.max_body_bytes < 1:
-            raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
-        if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
-            raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
-        if config.session_idle_timeout <= 0:
-            raise ValueError("the session idle timeout must be a positive number of seconds")
-        if config.max_connections < 1 or config.max_response_bytes < 1:
-            raise ValueError("max_connections and max_response_bytes must be at least 1")
+        check_config(config)  # before anything (an output folder) is created
         self.routes: dict[str, Provider] = routes()
         """Each provider's model endpoint (installed wire formats included) -> the provider."""
         if replaying and index is None:
@@ -150,7 +165,7 @@ class Proxy:
         self.secrets = LearntSecrets(config.redactor)
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = None
-        if needs_upstream and config.upstream:
+        if (not replaying or config.on_miss == "record") and config.upstream:
             self.upstream = UpstreamClient(config.upstream, self.secrets, connect_timeout=config.connect_timeout,
                                            read_timeout=config.read_timeout,
                                            max_response_bytes=config.max_response_bytes)  # fmt: skip

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from tracekit.cases.loader import CaseLibrary, load_case
+from tracekit.cases.loader import CaseLibrary, load_case, nearest_ids
 from tracekit.cases.model import Case
 from tracekit.cases.scoring import SkillGroup
 from tracekit.errors import CaseError
@@ -47,7 +47,10 @@ def select_cases(library: CaseLibrary, specs: Iterable[str]) -> list[Case]:
             continue
         matched = [case_id for case_id in cases if case_id.startswith(spec.rstrip("-*"))]
         if not matched:
-            raise CaseError(f"no case matches {spec!r} in {library.root} (give ids, id prefixes, 'all' or case files)")
+            nearest = nearest_ids(spec, cases)
+            hint = f"did you mean {', '.join(nearest)}? " if nearest else ""
+            raise CaseError(f"no case matches {spec!r} in {library.root}; {hint}"
+                            "(give ids, id prefixes, 'all' or case files: `tracekit cases list` lists the ids)")
         for case_id in matched:
             chosen.setdefault(case_id, cases[case_id])
     order = {case_id: number for number, case_id in enumerate(cases)}

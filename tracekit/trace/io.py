@@ -43,6 +43,9 @@ class ReadProblem:
     path: str
     line: int
     message: str
+    torn: bool = False
+    """The file's last line, cut short: the writer did not finish the file (a crash, a kill, a copy made
+    while it was written), so the trace may lack what happened last."""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
@@ -253,7 +256,7 @@ def iter_records(path: str | Path, problems: list[ReadProblem], *, require_trace
         except orjson.JSONDecodeError as exc:
             if require_trace and file_format is None and len(problems) == first_problem:
                 _refuse_a_json_document(path, line)
-            problems.append(ReadProblem(name, number, unparsable_line(line, exc, torn)))
+            problems.append(ReadProblem(name, number, unparsable_line(line, exc, torn), torn=torn))
             continue
         if file_format is None:
             if require_trace and not _is_record(raw):
