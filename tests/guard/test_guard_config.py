@@ -54,7 +54,8 @@ def test_a_key_given_twice_names_its_line(tmp_path: Path) -> None:
         ("budgets:\n  model_calls:\n    limit: -1\n", r":3: budgets.model_calls.limit"),
         ("detectors:\n  alternating_loop:\n    min_repeats: -1\n", r":3: detectors.alternating_loop.min_repeats: -1 is "
          r"negative"),
-        ("detectors:\n  alternating_loop:\n    min_repeats: true\n", r":3: detectors.alternating_loop.min_repeats: expected a number"),
+        ("detectors:\n  alternating_loop:\n    min_repeats: true\n", r":3: detectors.alternating_loop.min_repeats: "
+         r"expected a number"),
     ],
 )  # fmt: skip
 def test_booleans_are_not_numbers_and_counts_are_not_negative(tmp_path: Path, text: str, where: str) -> None:
