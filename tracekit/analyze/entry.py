@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+from tracekit.analyze.tool_side import tool_side_stats
 from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
 from tracekit.trace import Trace
 
@@ -150,6 +151,7 @@ def analyze_trace(
         verdict=verdict,
         problems=problems,
         trace_file=settings.sources.trace_file(path) if path is not None else None,
+        tool_side=tool_side_stats(trace),
     )  # fmt: skip
 
 
