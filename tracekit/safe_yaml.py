@@ -31,8 +31,29 @@ _EventLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 class SafeLoader(_EventLoader):  # type: ignore[valid-type,misc]
-    """PyYAML's safe loader (libyaml's parser when there is one) whose integers are bounded: a longer one is a
-    ``MarkedYAMLError`` naming its line, like any other error in the file."""
+    """PyYAML's safe loader (libyaml's parser when there is one) whose integers are bounded and whose mappings
+    hold each key once: a longer integer or a key given twice is a ``MarkedYAMLError`` naming its line, like
+    any other error in the file (YAML 1.2 requires keys to be unique; PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The mapping of ``node``; refused when a key is given twice (keys merged in by ``<<`` may be
+        overridden, as YAML's merge key allows)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {key!r} (first given on line {seen[key]})", key_node.start_mark
+                        )
+                    seen[key] = key_node.start_mark.line + 1
+                except TypeError:  # an unhashable key: construct_mapping itself says so
+                    continue
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
     def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
         """The integer of ``node``; refused past ``MAX_INT_DIGITS`` digits."""

@@ -43,7 +43,10 @@ def otel(paths: tuple[str, ...], out: str, with_content: bool) -> None:
     for trace in traces:
         for problem in trace.problems:
             click.echo(f"warning: {problem}", err=True)
-    document = otlp_document(traces, with_content=with_content)
+    notes: list[str] = []
+    document = otlp_document(traces, with_content=with_content, notes=notes)
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
     write_json(out, document, indent=False)
     spans = len(document["resourceSpans"][0]["scopeSpans"][0]["spans"])
     click.echo(f"{len(traces)} traces, {spans} spans -> {out}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable
@@ -94,7 +95,10 @@ def anthropic_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: 
     after it) or an object with "messages" and an optional "system"."""
     from tracekit.importers import import_anthropic_messages
 
-    _run(lambda: import_anthropic_messages(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+    _run_reading_on(
+        lambda found: import_anthropic_messages(list(files), case_id=case_id, cases_dir=cases_dir, problems=found),
+        out, cases_dir,
+    )
 
 
 @import_group.command("openai-messages")
@@ -106,7 +110,10 @@ def openai_messages(files: tuple[Path, ...], case_id: str | None, cases_dir: Pat
     """FILE is a JSON list of OpenAI chat messages or an object with "messages"."""
     from tracekit.importers import import_openai_messages
 
-    _run(lambda: import_openai_messages(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+    _run_reading_on(
+        lambda found: import_openai_messages(list(files), case_id=case_id, cases_dir=cases_dir, problems=found),
+        out, cases_dir,
+    )
 
 
 @import_group.command("openai-responses")
@@ -120,12 +127,19 @@ def openai_responses(files: tuple[Path, ...], case_id: str | None, cases_dir: Pa
     "instructions" and "output"."""
     from tracekit.importers import import_openai_responses
 
-    _run(lambda: import_openai_responses(list(files), case_id=case_id, cases_dir=cases_dir), out, cases_dir)
+    _run_reading_on(
+        lambda found: import_openai_responses(list(files), case_id=case_id, cases_dir=cases_dir, problems=found),
+        out, cases_dir,
+    )
 
 
 @import_group.command("tau-bench")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--domain", help="tau-bench domain for the trace ids (default: from the file name, e.g. airline).")
+@click.option(
+    "--domain", callback=lambda _ctx, _param, value: _plain_name("--domain", value),
+    help="tau-bench domain for the trace ids: letters, digits, '-' and '_' (default: from the file name, e.g. "
+    "airline).",
+)
 @_out
 def tau_bench(file: Path, domain: str | None, out: Path | str) -> None:
     """FILE is a tau-bench trajectories file (a JSON list of {task_id, trial, reward, info, traj}); each
@@ -196,54 +210,57 @@ def openai_agents(files: tuple[Path, ...], out: Path | str) -> None:
     _run_reading_on(lambda problems: import_openai_agents(files, problems), out)
 
 
-def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str) -> None:
-    """Import what can be read, write it, and say what could not: unreadable parts (file:position) exit 2
-    after the rest is written; what a trace could not map is in its meta.problems and printed here."""
+def _plain_name(option: str, value: str | None) -> str | None:
+    """``value`` when it is a plain name (it becomes part of file names): no path, no separator."""
+    if value is not None and not re.fullmatch(r"[\w\-]{1,64}", value):
+        raise click.BadParameter(f"{value!r}: use letters, digits, '-' and '_' only (it names the trace files)",
+                                 param_hint=option)
+    return value
+
+
+def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str, cases_dir: Path | None = None) -> None:
+    """Import what can be read, write it, and say what could not. Exit status: 0 when every input was read;
+    2 when any file or part of one could not be read or written (named ``file:position`` on stderr), after
+    every trace that could be read is written; what a trace could not map is in its meta.problems and
+    printed here, without changing the status."""
     problems: list[str] = []
     try:
         traces = make(problems)
-        if not traces and problems:  # nothing found or nothing readable: say so, and leave --out alone
-            for line in problems[:_SHOWN_PROBLEMS]:
-                click.echo(f"error: {line}", err=True)
-            raise InputError("nothing imported; give files or folders that hold transcripts (problems above)")
-        written = _write_traces(traces, out)
+        written = _write_traces(traces, out, problems)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
     notes = [f"{trace.trace_id}: {note}" for trace in traces for note in trace.header.meta.get("problems", [])]
+    label = "warning" if written else "error"
     for line in [*problems, *notes][:_SHOWN_PROBLEMS]:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"{label}: {line}", err=True)
     if len(problems) + len(notes) > _SHOWN_PROBLEMS:
         click.echo(f"warning: ... and {len(problems) + len(notes) - _SHOWN_PROBLEMS} more "
                    "(each trace lists its own in meta.problems)", err=True)
-    _report(len(written), out, None)
+    if problems and not written:
+        click.echo("error: nothing imported; fix the files named above, or give files or folders that hold "
+                   "transcripts, and run the import again", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE)
+    _report(len(written), out, cases_dir)
     if problems:
+        click.echo(f"error: {len(problems)} part{'s' if len(problems) != 1 else ''} of the input could not be "
+                   "imported (named above); the rest was written", err=True)
         raise click.exceptions.Exit(EXIT_USAGE)
 
 
-def _run(make: Callable[[], Iterable[Any]], out: Path | str, cases_dir: Path | None) -> None:
-    """Import everything first (so that a bad file writes nothing), then write the traces."""
-    try:
-        traces = make()
-        written = _write_traces(traces, out)
-    except (TracekitError, OSError) as exc:
-        raise InputError(str(exc)) from exc
-    _report(len(written), out, cases_dir)
-
-
-def _write_traces(traces: Iterable[Any], out: Path | str) -> list[Any]:
+def _write_traces(traces: Iterable[Any], out: Path | str, problems: list[str] | None = None) -> list[Any]:
     """Write the traces into the folder ``out``; a URL gets them through a local temporary folder, each file
     uploaded whole (the files are redacted as every trace file is)."""
     from tracekit.importers import write_traces
 
     if isinstance(out, Path):
-        return write_traces(traces, out)
+        return write_traces(traces, out, problems)
     import tempfile
 
     from tracekit.output import write_bytes
     from tracekit.storage import join
 
     with tempfile.TemporaryDirectory(prefix="tracekit-import-") as folder:
-        written = write_traces(traces, folder)
+        written = write_traces(traces, folder, problems)
         return [write_bytes(join(out, path.name), path.read_bytes()) for path in written]
 
 

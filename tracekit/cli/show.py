@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +43,24 @@ def show(paths: tuple[Path, ...], width: int, full: bool) -> None:
         if number:
             click.echo("")
         for line in render_timeline(trace, limit):
-            click.echo(line)
+            click.echo(visible(line))
         for problem in trace.problems:
-            click.echo(f"warning: {problem}", err=True)
+            click.echo(visible(f"warning: {problem}"), err=True)
     if failed:
         raise SystemExit(EXIT_USAGE)
+
+
+# C0 and C1 control characters (ESC starts the terminal's colour, cursor and OSC title/hyperlink sequences)
+# and the bidirectional overrides and isolates that can make text read in another order than it is stored
+# (CVE-2021-42574, "Trojan Source"). Printable Unicode, Chinese included, is printed exactly.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(line: str) -> str:
+    """``line`` with control characters shown as escapes (ESC as ``\\x1b``), so that a trace's content is
+    shown as text and never drives the terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                        else f"\\u{ord(match.group()):04x}", line)
 
 
 def _one_line(exc: Exception, path: Path) -> str:

@@ -28,12 +28,17 @@ id, so exporting the same trace twice gives the same spans.
 Timing: a model call starts at its record's ``t`` (the proxy's wall time when the request arrived) and
 lasts ``latency_ms``; a tool call runs from the end of the model call that issued it to the time of the
 record carrying its result (when the agent sent it back).
+
+Numbers that are not finite (``Infinity``, ``NaN`` in a latency or a time of a damaged or hostile trace)
+have no place in OTLP's integer times and make no sense as a measure: they are left out (a time then
+follows the record before, a latency counts as zero) and each is named in the caller's ``notes``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,9 +96,12 @@ def _operation_span(
     )
 
 
-def otlp_document(traces: Iterable[Trace], *, with_content: bool = False) -> dict[str, Any]:
-    """An OTLP/JSON ``ExportTraceServiceRequest`` holding the spans of every trace."""
-    spans = [span for trace in traces for span in trace_spans(trace, with_content=with_content)]
+def otlp_document(
+    traces: Iterable[Trace], *, with_content: bool = False, notes: list[str] | None = None
+) -> dict[str, Any]:
+    """An OTLP/JSON ``ExportTraceServiceRequest`` holding the spans of every trace; non-finite numbers left
+    out are named in ``notes``."""
+    spans = [span for trace in traces for span in trace_spans(trace, with_content=with_content, notes=notes)]
     return {
         "resourceSpans": [
             {
@@ -113,9 +121,12 @@ def otlp_document(traces: Iterable[Trace], *, with_content: bool = False) -> dic
     }
 
 
-def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, Any]]:
-    """The OTLP/JSON spans of one trace: the agent span first, then model calls and tool calls in order."""
+def trace_spans(trace: Trace, *, with_content: bool = False, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The OTLP/JSON spans of one trace: the agent span first, then model calls and tool calls in order;
+    non-finite numbers are left out and named in ``notes``."""
     header = trace.header
+    if notes is not None:
+        notes.extend(_non_finite(trace))
     times = _record_times(trace)
     trace_hex = _hex(f"trace:{header.trace_id}", 32)
     root_id = _hex(f"span:{header.trace_id}:agent", 16)
@@ -165,6 +176,23 @@ def trace_spans(trace: Trace, *, with_content: bool = False) -> list[dict[str, A
     return spans
 
 
+def _finite(value: float | None) -> float | None:
+    """``value`` when it is a finite number, else None."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _non_finite(trace: Trace) -> list[str]:
+    """``file: line N: field: inf left out`` for every non-finite number field of the trace's records."""
+    notes = []
+    where = str(trace.path) if trace.path else trace.header.trace_id
+    for line, record in enumerate([trace.header, *trace.records], start=1):
+        for name, value in record:
+            if isinstance(value, float) and not math.isfinite(value):
+                notes.append(f"{where}: record {line}: {record.kind}.{name}: {value} is not a finite number; "
+                             "left out of the OTLP document")
+    return notes
+
+
 # --------------------------------------------------------------------------- spans
 
 
@@ -176,7 +204,7 @@ def _chat_spans(trace: Trace, times: list[int], conversation_id: str, with_conte
     for position, record in enumerate(trace.records):
         if isinstance(record, ModelCall):
             start = times[position + 1]
-            end = start + int((record.latency_ms or 0) * 1_000_000)
+            end = start + int((_finite(record.latency_ms) or 0) * 1_000_000)
             model = record.model or trace.header.model
             span = _operation_span(
                 "chat",
@@ -303,11 +331,12 @@ def _record_times(trace: Trace) -> list[int]:
     """Unix nanoseconds of the header and each record; records without a time follow the one before
     by a microsecond (from the header's ``created`` time, or the epoch), so spans stay ordered."""
     base = _parse_iso(trace.header.created) if trace.header.created else None
-    first = next((r.t for r in trace.records if r.t is not None), None)
-    current = int((trace.header.t or first or base or 0.0) * 1_000_000_000)
+    first = next((r.t for r in trace.records if _finite(r.t) is not None), None)
+    current = int((_finite(trace.header.t) or first or base or 0.0) * 1_000_000_000)
     times = [current]
     for record in trace.records:
-        current = int(record.t * 1_000_000_000) if record.t is not None else current + 1_000
+        t = _finite(record.t)
+        current = int(t * 1_000_000_000) if t is not None else current + 1_000
         times.append(current)
     return times
 
@@ -341,7 +370,8 @@ def _encode(span: _Span, trace_hex: str, span_id: str, parent: str | None) -> di
 
 
 def _attributes(values: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"key": key, "value": _any_value(value)} for key, value in values.items() if value is not None]
+    return [{"key": key, "value": _any_value(value)} for key, value in values.items()
+            if value is not None and not (isinstance(value, float) and not math.isfinite(value))]
 
 
 def _any_value(value: Any) -> dict[str, Any]:

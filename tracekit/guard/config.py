@@ -19,7 +19,9 @@ Budgets can also be given on the command line (``--guard-budget tokens=200000``,
 place of the file's budget of the same name.
 Without a file (``--guard`` alone) every finding is recorded and there is no budget (``GuardConfig()``).
 The file is read with the safe YAML loader and checked by pydantic; an error names the file, the line and
-the field.
+the field. Only a regular file of at most ``MAX_GUARD_BYTES`` is read (a device, a FIFO or a huge file is
+refused before reading); a key given twice, a boolean where a number belongs and a negative count or limit
+are errors.
 
 Example::
 
@@ -29,6 +31,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +47,8 @@ from tracekit.safe_yaml import SafeLoader, safe_load_yaml
 
 Action = Literal["record", "warn", "stop"]
 BUDGETS = ("tokens", "model_calls", "tool_calls", "seconds", "errors")
+#: The largest guard file read (real ones are under 2 kB).
+MAX_GUARD_BYTES = 256 * 1024
 
 
 class FindingRule(BaseModel):
@@ -58,6 +64,13 @@ class Budget(BaseModel):
     model_config = ConfigDict(extra="forbid")
     limit: float = Field(gt=0, description="The most the session may use; going over it fires the action.")
     action: Action = Field(default="stop", description="record | warn | stop")
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML's true is no limit of 1
+            raise ValueError("expected a number, got a boolean")
+        return value
 
 
 class Budgets(BaseModel):
@@ -108,10 +121,7 @@ def load_guard_config(path: str | Path | None) -> GuardConfig:
     if path is None:
         return GuardConfig()
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GuardConfigError(f"{path}: cannot read the guard file ({exc})") from None
+    text = _read_text(path)
     document = safe_load_yaml(text, str(path), GuardConfigError)
     if document is None:
         return GuardConfig()
@@ -133,12 +143,43 @@ def load_guard_config(path: str | Path | None) -> GuardConfig:
         field = ".".join(where) or "(top level)"
         message = str(error["msg"]).removeprefix("Value error, ")
         raise GuardConfigError(f"{path}:{line}: {field}: {message}") from None
+    for kind, options in config.detectors.items():
+        defaults = REGISTRY[kind].defaults if kind in REGISTRY else {}
+        for key, value in options.items():
+            default = defaults.get(key)
+            why = None
+            if isinstance(value, bool) and isinstance(default, (int, float)) and not isinstance(default, bool):
+                why = f"expected a number, got {str(value).lower()}"
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                why = f"{value} is negative; give 0 or more"
+            if why:
+                line = _line_of(text, ["detectors", kind, key])
+                raise GuardConfigError(f"{path}:{line}: detectors.{kind}.{key}: {why}")
     try:
         config.detector_options()
     except DetectorOptionError as exc:
         line = _line_of(text, ["preset"] if "preset" in str(exc) else ["detectors"])
         raise GuardConfigError(f"{path}:{line}: {exc}") from None
     return config
+
+
+def _read_text(path: Path) -> str:
+    """The text of the guard file: a regular file of at most ``MAX_GUARD_BYTES``, checked before it is opened
+    (opening a FIFO waits for a writer, reading /dev/zero never ends)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise GuardConfigError(f"{path}: not a regular file (a device, a FIFO or a folder); give a YAML file")
+        if info.st_size > MAX_GUARD_BYTES:
+            raise GuardConfigError(f"{path}: {info.st_size:,} bytes, more than a guard file may be "
+                                   f"({MAX_GUARD_BYTES:,}); give the guard's YAML file")
+        with open(path, "rb") as file:
+            data = file.read(MAX_GUARD_BYTES + 1)  # the file may have grown since
+        if len(data) > MAX_GUARD_BYTES:
+            raise GuardConfigError(f"{path}: more than {MAX_GUARD_BYTES:,} bytes; give the guard's YAML file")
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GuardConfigError(f"{path}: cannot read the guard file ({exc})") from None
 
 
 def with_budgets(config: GuardConfig, specs: Iterable[str]) -> GuardConfig:

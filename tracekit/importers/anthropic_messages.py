@@ -28,10 +28,14 @@ def import_anthropic_messages(
     *,
     case_id: str | None = None,
     cases_dir: str | Path | None = None,
+    problems: list[str] | None = None,
 ) -> list[ImportedTrace]:
-    """One trace per file, named after the file, bound to ``case_id`` when given."""
+    """One trace per file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a
+    file that cannot be read is named there and the others are imported; without one it raises
+    ``ImportFormatError``."""
     return import_conversation_files(
-        paths, read_anthropic_messages, source=SOURCE, provider="anthropic", case_id=case_id, cases_dir=cases_dir
+        paths, read_anthropic_messages, source=SOURCE, provider="anthropic", case_id=case_id, cases_dir=cases_dir,
+        problems=problems,
     )
 
 

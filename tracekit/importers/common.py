@@ -1,9 +1,17 @@
 """What every importer shares: reading JSON with errors that name the file, building records once with
-``TraceBuilder``, binding to a case, and writing one trace file per transcript."""
+``TraceBuilder``, binding to a case, and writing one trace file per transcript.
+
+Limits on hostile input (docs/importers.md, "Hostile input"): a JSON value nested deeper than
+``MAX_NESTING`` levels is refused (tracekit's trace files cannot hold it); a trace file name is at most
+``MAX_NAME_BYTES`` bytes (a longer id keeps its start and gets a hash of the whole id, so names stay
+unique and stable); every file is written inside the output folder, atomically.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -14,9 +22,21 @@ import orjson
 
 from tracekit import __version__
 from tracekit.cases.loader import collect_library
-from tracekit.errors import ImportFormatError
+from tracekit.errors import ImportFormatError, TracekitError
 from tracekit.trace import Content, Header, TraceBuilder, write_trace
 from tracekit.trace.io import TRACE_SUFFIX
+
+#: Nesting depth above which a JSON value is refused: orjson, which writes trace files, stops at 254 levels.
+MAX_NESTING = 254
+#: The longest trace file name written, in bytes (file systems allow 255; the rest is for ``.jsonl`` and
+#: the temporary suffix of an atomic write).
+MAX_NAME_BYTES = 200
+
+#: The exceptions a malformed transcript can raise inside an importer's own code (a field of an unexpected
+#: type, a value out of range, a validation error of a record): caught per file, per span, per trace, and
+#: reported as a problem of that part, so that one bad part never stops the others.
+DATA_ERRORS = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError, OverflowError,
+               TracekitError)  # fmt: skip
 
 
 @dataclass
@@ -25,6 +45,8 @@ class ImportedTrace:
 
     trace_id: str
     records: list[Any] = field(default_factory=list)
+    origin: str = ""
+    """Where the transcript was read (``file`` or ``file:position``), for messages about it."""
 
     @property
     def header(self) -> Header:
@@ -33,15 +55,45 @@ class ImportedTrace:
 
 
 def read_json(path: str | Path) -> Any:
-    """The parsed JSON of ``path``; ``ImportFormatError`` naming the file when unreadable or not JSON."""
+    """The parsed JSON of ``path``; ``ImportFormatError`` naming the file when unreadable, not JSON or nested
+    too deep."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ImportFormatError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}: not valid JSON: {exc}") from exc
+    if too_deep(value):
+        raise ImportFormatError(f"{path}: {TOO_DEEP}")
+    return value
+
+
+TOO_DEEP = f"JSON nested deeper than {MAX_NESTING} levels, more than a trace file can hold; refused"
+
+
+def too_deep(value: Any) -> bool:
+    """Whether ``value`` is nested deeper than ``MAX_NESTING`` levels (checked by orjson, which refuses to
+    write such a value, so the check costs one serialization in C and no Python recursion)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    try:
+        orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as exc:
+        return "recursion" in str(exc).lower()
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """What a caught ``DATA_ERRORS`` exception says, in one line, for a problem message."""
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if type(exc).__name__ == "ValidationError":  # pydantic: name the field and what was wrong, not the class
+        lines = [line.strip() for line in str(exc).splitlines()[1:3]]
+        return "a field of the wrong type: " + ": ".join(lines) if lines else first
+    return first or type(exc).__name__
 
 
 def fail(path: str | Path, where: str, message: str) -> ImportFormatError:
@@ -98,10 +150,22 @@ def unique_ids(stems: Iterable[str]) -> list[str]:
     seen: dict[str, int] = {}
     ids = []
     for stem in stems:
-        base = re.sub(r"[^\w.\-]+", "_", stem).strip("._") or "trace"
+        base = safe_name(stem)
         seen[base] = seen.get(base, 0) + 1
         ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return ids
+
+
+def safe_name(trace_id: str) -> str:
+    """A file name stem for ``trace_id``: word characters, ``.`` and ``-`` only (no path separator, no
+    leading dot), at most ``MAX_NAME_BYTES`` bytes. A longer id keeps its start and ends with a hash of the
+    whole id, so that the name is the same on every import and two ids never share one."""
+    base = re.sub(r"[^\w.\-]+", "_", trace_id).strip("._") or "trace"
+    if len(base.encode()) <= MAX_NAME_BYTES:
+        return base
+    digest = hashlib.sha256(trace_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    start = base.encode()[: MAX_NAME_BYTES - len(digest) - 1].decode(errors="ignore").rstrip("._-")
+    return f"{start}-{digest}"
 
 
 def import_conversation_files(
@@ -112,23 +176,61 @@ def import_conversation_files(
     provider: str,
     case_id: str | None = None,
     cases_dir: str | Path | None = None,
+    problems: list[str] | None = None,
 ) -> list[ImportedTrace]:
     """One trace per file, named after the file, bound to ``case_id`` when given; ``read_conversation``
-    turns a file into its canonical ``(system, messages)``."""
+    turns a file into its canonical ``(system, messages)``.
+
+
+    With a ``problems`` list, a file that cannot be read is named there and the others are still imported;
+    without one, its ``ImportFormatError`` is raised."""
     check_case_id(case_id, cases_dir)
     traces = []
     for path, trace_id in zip(paths, unique_ids(Path(p).stem for p in paths), strict=True):
-        system, messages = read_conversation(path)
-        header = new_header(trace_id, source, provider=provider, case_id=case_id, meta={"file": Path(path).name})
-        traces.append(build_trace(header, messages, system))
+        try:
+            system, messages = read_conversation(path)
+            header = new_header(trace_id, source, provider=provider, case_id=case_id, meta={"file": Path(path).name})
+            trace = build_trace(header, messages, system)
+        except ImportFormatError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
+        except DATA_ERRORS as exc:
+            if problems is None:
+                raise ImportFormatError(f"{path}: {describe(exc)}") from exc
+            problems.append(f"{path}: {describe(exc)}; skipped")
+            continue
+        trace.origin = str(path)
+        traces.append(trace)
     return traces
 
 
-def write_traces(traces: Iterable[ImportedTrace], out_dir: str | Path) -> list[Path]:
-    """Write each trace to ``out_dir/<trace_id>.jsonl`` (replacing an older file of that name)."""
+def write_traces(traces: Iterable[ImportedTrace], out_dir: str | Path, problems: list[str] | None = None) -> list[Path]:
+    """Write each trace to ``out_dir/<name>.jsonl`` (``safe_name`` of its id; replacing an older file of that
+    name), each atomically (a temporary file renamed into place).
+
+    With a ``problems`` list, a trace that cannot be written is named there (with where it was read) and the
+    others are still written; without one, ``ImportFormatError`` is raised."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    return [write_trace(out / f"{trace.trace_id}{TRACE_SUFFIX}", trace.records) for trace in traces]
+    written = []
+    for trace in traces:
+        out.mkdir(parents=True, exist_ok=True)  # here, so that nothing to write leaves no folder behind
+        path = out / f"{safe_name(trace.trace_id)}{TRACE_SUFFIX}"
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            write_trace(temporary, trace.records)
+            os.replace(temporary, path)
+        except (OSError, *DATA_ERRORS) as exc:
+            temporary.unlink(missing_ok=True)
+            where = trace.origin or trace.trace_id
+            message = f"{where}: trace {trace.trace_id[:80]} cannot be written: {describe(exc)}"
+            if problems is None:
+                raise ImportFormatError(message) from exc
+            problems.append(message)
+            continue
+        written.append(path)
+    return written
 
 
 def input_files(paths: Iterable[str | Path], suffixes: tuple[str, ...], problems: list[str]) -> list[Path]:

@@ -9,6 +9,12 @@ inspect_ai is not needed: the log is read as data. Facts of the format (UKGovern
   the entries are read here: the central directory by ``zipfile``, the data by ``zstandard``, checked
   against the entry's CRC-32.
 - ``.json`` is the whole ``EvalLog``: ``eval`` and ``samples``.
+
+A hostile ``.eval`` is read within bounds (docs/importers.md, "Hostile input"): an entry is decompressed
+to at most ``MAX_ENTRY_BYTES`` and a log to ``MAX_LOG_BYTES`` in all; encrypted entries, compression
+methods other than stored, deflate, bzip2, lzma and zstd, and entries whose data overlap (one way to make
+a small zip inflate without bound) are refused by name. A bad entry is a problem of that entry, a bad
+file one of that file: the other files of the batch are still imported.
 - A sample holds the final ``messages`` (system, user, assistant with ``tool_calls``, tool with
   ``tool_call_id`` and ``error``), ``scores``, and ``events``; each ``model`` event is one model call
   (``input`` or, condensed, ``input_refs`` ranges into ``events_data.messages``; ``output.choices[0]``,
@@ -22,6 +28,9 @@ sample id, epoch, target and scores.
 from __future__ import annotations
 
 import datetime as dt
+import io
+import itertools
+import lzma
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -30,13 +39,31 @@ from typing import Any
 
 import orjson
 
-from tracekit.importers.common import ImportedTrace, input_files, new_header, unique_ids
+from tracekit.importers.common import (
+    DATA_ERRORS,
+    TOO_DEEP,
+    ImportedTrace,
+    describe,
+    input_files,
+    new_header,
+    too_deep,
+    unique_ids,
+)
 from tracekit.providers import openai
 from tracekit.trace import Content, ModelCall, TraceBuilder, Usage
 
 SOURCE = "import:inspect"
 SUFFIXES = (".eval", ".json")
 _ZSTD = 93  # zip compression method number of Zstandard (PKWARE APPNOTE 4.4.5)
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
+            zipfile.ZIP_LZMA: "lzma", _ZSTD: "zstd"}  # fmt: skip
+#: The most one ``.eval`` entry (one sample) may inflate to; larger entries are refused unread.
+MAX_ENTRY_BYTES = 512 * 2**20
+#: The most all the entries of one ``.eval`` may inflate to together.
+MAX_LOG_BYTES = 2 * 2**30
+#: What reading a damaged or hostile zip entry can raise (besides ``DATA_ERRORS``): zipfile's own errors,
+#: an encrypted entry (RuntimeError), a method it lacks (NotImplementedError), a truncated stream (EOFError).
+_ZIP_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, lzma.LZMAError)
 
 
 def import_inspect(paths: Iterable[str | Path], problems: list[str]) -> list[ImportedTrace]:
@@ -44,15 +71,25 @@ def import_inspect(paths: Iterable[str | Path], problems: list[str]) -> list[Imp
     traces: list[ImportedTrace] = []
     names: list[str] = []
     for path in input_files(paths, SUFFIXES, problems):
-        for eval_info, where, sample in _samples(path, problems):
+        samples = _samples(path, problems)
+        while True:
+            try:
+                eval_info, where, sample = next(samples)
+            except StopIteration:
+                break
+            except (*_ZIP_ERRORS, *DATA_ERRORS) as exc:  # the file itself: its samples read so far are kept
+                problems.append(f"{path}: not a readable inspect_ai log: {describe(exc)}; the rest of it skipped")
+                break
             try:
                 trace = sample_trace(eval_info, sample, where)
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:
-                problems.append(f"{where}: not an inspect_ai sample ({type(exc).__name__}: {exc}); skipped")
+            except DATA_ERRORS as exc:
+                problems.append(f"{where}: not an inspect_ai sample ({describe(exc)}); skipped")
                 continue
+            trace.origin = where
             traces.append(trace)
             names.append(trace.trace_id)
-    return [ImportedTrace(stem, trace.records) for trace, stem in zip(traces, unique_ids(names), strict=True)]
+    return [ImportedTrace(stem, trace.records, origin=trace.origin)
+            for trace, stem in zip(traces, unique_ids(names), strict=True)]
 
 
 # --------------------------------------------------------------------------- reading the log
@@ -67,6 +104,9 @@ def _samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, Any], 
         log = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         problems.append(f"{path}: neither an .eval zip nor JSON: {exc}")
+        return
+    if too_deep(log):
+        problems.append(f"{path}: {TOO_DEEP}")
         return
     if not isinstance(log, dict) or not isinstance(log.get("samples", []), list):
         problems.append(f"{path}: not an inspect_ai log (expected an object with eval and samples)")
@@ -84,36 +124,80 @@ def _samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, Any], 
 def _zip_samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
     try:
         archive = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        problems.append(f"{path}: not a readable .eval zip: {exc}")
+    except (*_ZIP_ERRORS, ValueError) as exc:
+        problems.append(f"{path}: not a readable .eval zip: {describe(exc)}")
         return
     with archive, open(path, "rb") as raw:
         entries = {info.filename: info for info in archive.infolist()}
+        overlap = _overlapping(archive.infolist())
+        if overlap:
+            problems.append(f"{path}: entries {overlap} overlap in the file (a zip bomb?); refused")
+            return
+        budget = [MAX_LOG_BYTES]
         eval_info: dict[str, Any] = {}
         for name in ("header.json", "_journal/start.json"):
             if name in entries:
                 try:
-                    header = orjson.loads(read_entry(archive, raw, entries[name]))
-                    eval_info = header.get("eval") or {}
+                    header = _entry_json(archive, raw, entries[name], budget)
+                except (*_ZIP_ERRORS, ValueError) as exc:
+                    problems.append(f"{path}:{name}: {describe(exc)}")
+                    continue
+                if isinstance(header, dict) and isinstance(header.get("eval"), dict):
+                    eval_info = header["eval"]
                     break
-                except (ValueError, OSError, zlib.error) as exc:
-                    problems.append(f"{path}:{name}: {exc}")
+                problems.append(f"{path}:{name}: eval: expected an object (the task and model); left out")
         sample_names = sorted((n for n in entries if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
         if not sample_names:
             problems.append(f"{path}: the log holds no samples")
         for name in sample_names:
             try:
-                sample = orjson.loads(read_entry(archive, raw, entries[name]))
-            except (ValueError, OSError, zlib.error) as exc:
-                problems.append(f"{path}:{name}: unreadable ({exc}); skipped")
+                sample = _entry_json(archive, raw, entries[name], budget)
+            except (*_ZIP_ERRORS, ValueError) as exc:
+                problems.append(f"{path}:{name}: unreadable ({describe(exc)}); skipped")
+                continue
+            if not isinstance(sample, dict):
+                problems.append(f"{path}:{name}: expected a sample object; skipped")
                 continue
             yield eval_info, f"{path}:{name}", sample
 
 
-def read_entry(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo) -> bytes:
-    """The bytes of one zip entry: zstd (method 93) read here, stored and deflated ones by ``zipfile``."""
+def _entry_json(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, budget: list[int]) -> Any:
+    """The JSON of one entry, read within ``budget[0]`` bytes (what is read is taken off the budget)."""
+    data = read_entry(archive, raw, info, limit=min(MAX_ENTRY_BYTES, budget[0]))
+    budget[0] -= len(data)
+    value = orjson.loads(data)
+    if too_deep(value):
+        raise ValueError(TOO_DEEP)
+    return value
+
+
+def _overlapping(infos: list[zipfile.ZipInfo]) -> str | None:
+    """The names of two entries whose data overlap, if any (each entry's local header and data must end
+    before the next one starts)."""
+    ordered = sorted(infos, key=lambda info: info.header_offset)
+    for before, after in itertools.pairwise(ordered):
+        end = before.header_offset + 30 + len(before.orig_filename.encode()) + before.compress_size
+        if after.header_offset < end:
+            return f"{before.filename} and {after.filename}"
+    return None
+
+
+def read_entry(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, limit: int = MAX_ENTRY_BYTES) -> bytes:
+    """The bytes of one zip entry, at most ``limit`` of them: zstd (method 93) read here, the other methods
+    by ``zipfile``. ``ValueError`` for an entry that is encrypted, compressed by an unknown method, larger
+    than ``limit`` or damaged (its CRC-32 or size does not match the directory)."""
+    if info.flag_bits & 0x1:
+        raise ValueError("the entry is encrypted; tracekit reads unencrypted logs only")
+    if info.compress_type not in _METHODS:
+        raise ValueError(f"compression method {info.compress_type} is not one of "
+                         f"{', '.join(_METHODS.values())}")
+    if info.file_size > limit:
+        raise ValueError(f"the entry inflates to {info.file_size:,} bytes, more than the limit of {limit:,}")
     if info.compress_type != _ZSTD:
-        return archive.read(info)
+        # zipfile stops at the size the directory gives (checked against the limit above) and checks the
+        # CRC-32 at the end of the entry.
+        with archive.open(info) as entry:
+            return entry.read(info.file_size + 1)
     import zstandard  # a core dependency; imported here as only .eval logs need it
 
     raw.seek(info.header_offset)
@@ -122,7 +206,12 @@ def read_entry(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo) -> byt
         raise ValueError("bad local file header")
     raw.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"))
     try:
-        data = zstandard.ZstdDecompressor().decompressobj().decompress(raw.read(info.compress_size))
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw.read(info.compress_size)))
+        chunks, wanted = [], info.file_size + 1  # at most one byte past the size the directory gives
+        while wanted > 0 and (chunk := reader.read(min(wanted, 2**20))):
+            chunks.append(chunk)
+            wanted -= len(chunk)
+        data = b"".join(chunks)
     except zstandard.ZstdError as exc:
         raise ValueError(f"zstd: {exc}") from exc
     if zlib.crc32(data) != info.CRC or len(data) != info.file_size:

@@ -31,7 +31,15 @@ from typing import Any
 
 import orjson
 
-from tracekit.importers.common import ImportedTrace, input_files, unique_ids
+from tracekit.importers.common import (
+    DATA_ERRORS,
+    TOO_DEEP,
+    ImportedTrace,
+    describe,
+    input_files,
+    too_deep,
+    unique_ids,
+)
 from tracekit.importers.otel_sessions import ModelStep, Session, Step, ToolStep, build_session
 from tracekit.providers import openai, openai_responses
 from tracekit.trace import Usage, parse_json_arguments
@@ -49,7 +57,7 @@ def import_openai_agents(paths: Iterable[str | Path], problems: list[str]) -> li
         for where, item in _items(path, problems):
             kind = item.get("object")
             if kind == "trace" and isinstance(item.get("id"), str):
-                traces.setdefault(item["id"], item)
+                traces.setdefault(item["id"], {**item, "_where": where})
             elif kind == "trace.span" and isinstance(item.get("trace_id"), str) and isinstance(
                 item.get("span_data"), dict
             ):
@@ -57,16 +65,27 @@ def import_openai_agents(paths: Iterable[str | Path], problems: list[str]) -> li
             else:
                 problems.append(f"{where}: neither an Agents SDK trace nor a span (object, id, span_data); skipped")
     ids = list(dict.fromkeys([*traces, *spans]))
-    return [
-        ImportedTrace(stem, agents_trace(traces.get(trace_id, {"id": trace_id}), spans.get(trace_id, [])).records)
-        for trace_id, stem in zip(ids, unique_ids(ids), strict=True)
-    ]
+    imported = []
+    for trace_id, stem in zip(ids, unique_ids(ids), strict=True):
+        trace = traces.get(trace_id, {"id": trace_id})
+        where = str(trace.get("_where") or (spans.get(trace_id) or [{}])[0].get("_where") or f"trace {trace_id}")
+        try:
+            records = agents_trace(trace, spans.get(trace_id, [])).records
+        except DATA_ERRORS as exc:  # a field of a type no check expected: that trace is skipped
+            problems.append(f"{where}: trace {trace_id[:80]} cannot be imported: {describe(exc)}; skipped")
+            continue
+        imported.append(ImportedTrace(stem, records, origin=where))
+    return imported
 
 
 def agents_trace(trace: dict[str, Any], spans: list[dict[str, Any]], source: str = SOURCE) -> ImportedTrace:
     """The canonical trace of one SDK trace and its spans (exported dicts, in any order)."""
     trace_id = str(trace.get("id"))
-    session = Session(trace.get("group_id"), [trace_id], [], missing_why="not in the SDK's export")
+    group = trace.get("group_id")
+    session = Session(group if isinstance(group, str) else None, [trace_id], [], missing_why="not in the SDK's export")
+    if group is not None and not isinstance(group, str):
+        session.problems.append(f"{trace.get('_where') or 'the trace'}: group_id: expected a string, got "
+                                f"{type(group).__name__}; left out")
     unmapped: dict[str, list[str]] = {}
     for span in spans:
         data = span["span_data"]
@@ -166,6 +185,9 @@ def _items(path: Path, problems: list[str]) -> Iterator[tuple[str, dict[str, Any
                     except orjson.JSONDecodeError as exc:
                         problems.append(f"{path}:{number}: not valid JSON: {exc}")
     for where, value in values:
+        if too_deep(value):
+            problems.append(f"{where}: {TOO_DEEP}")
+            continue
         listed = value.get("data") if isinstance(value, dict) and "object" not in value else value
         if isinstance(listed, dict):
             yield where, listed

@@ -30,10 +30,14 @@ def import_openai_messages(
     *,
     case_id: str | None = None,
     cases_dir: str | Path | None = None,
+    problems: list[str] | None = None,
 ) -> list[ImportedTrace]:
-    """One trace per file, named after the file, bound to ``case_id`` when given."""
+    """One trace per file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a
+    file that cannot be read is named there and the others are imported; without one it raises
+    ``ImportFormatError``."""
     return import_conversation_files(
-        paths, _read_conversation, source=SOURCE, provider="openai", case_id=case_id, cases_dir=cases_dir
+        paths, _read_conversation, source=SOURCE, provider="openai", case_id=case_id, cases_dir=cases_dir,
+        problems=problems,
     )
 
 

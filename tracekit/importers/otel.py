@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tracekit.importers.common import ImportedTrace, input_files, unique_ids
+from tracekit.importers.common import DATA_ERRORS, ImportedTrace, describe, input_files, unique_ids
 from tracekit.importers.otel_genai import map_span
 from tracekit.importers.otel_otlp import Span, read_spans
 from tracekit.importers.otel_sessions import MappedSpan, Session, build_session, group_sessions
@@ -42,13 +42,26 @@ def import_spans(
     source: str,
     origin: str,
 ) -> list[ImportedTrace]:
-    """Read spans, map each with ``mapper``, group them into sessions and build one trace per session."""
-    spans = read_spans(input_files(paths, SUFFIXES, problems), problems)
-    return build_sessions(group_sessions([mapper(span) for span in spans]), source=source, origin=origin)
+    """Read spans, map each with ``mapper``, group them into sessions and build one trace per session.
+
+    A span the mapper cannot read (a field of a type no check expected) is named in ``problems`` and left
+    out; so is a session whose trace cannot be built."""
+    mapped = []
+    for span in read_spans(input_files(paths, SUFFIXES, problems), problems):
+        try:
+            mapped.append(mapper(span))
+        except DATA_ERRORS as exc:
+            problems.append(f"{span.where}: {describe(exc)}; span skipped")
+    return build_sessions(group_sessions(mapped), source=source, origin=origin, problems=problems)
 
 
-def build_sessions(sessions: list[Session], *, source: str, origin: str) -> list[ImportedTrace]:
-    """The traces of ``sessions``: ids from tracekit's header, the conversation, or the first trace id."""
+def build_sessions(
+    sessions: list[Session], *, source: str, origin: str, problems: list[str] | None = None
+) -> list[ImportedTrace]:
+    """The traces of ``sessions``: ids from tracekit's header, the conversation, or the first trace id.
+
+    With a ``problems`` list, a session whose trace cannot be built is named there (by where its first span
+    was read) and the others are still built."""
     names = [str(s.header.get("trace_id") or s.conversation_id or f"{origin}-{s.trace_ids[0]}") for s in sessions]
     traces = []
     for session, name, stem in zip(sessions, names, unique_ids(names), strict=True):
@@ -60,6 +73,13 @@ def build_sessions(sessions: list[Session], *, source: str, origin: str) -> list
             agent = session.header.get("agent") or session.header.get("agent_span")
             if agent:
                 meta["agent"] = agent
-        trace = build_session(session, name, source=source, meta=meta)
-        traces.append(ImportedTrace(stem, trace.records))
+        first = session.steps[0].where if session.steps else f"{origin} trace {session.trace_ids[0]}"
+        try:
+            trace = build_session(session, name, source=source, meta=meta)
+        except DATA_ERRORS as exc:
+            if problems is None:
+                raise
+            problems.append(f"{first}: the session {name[:80]} cannot be built: {describe(exc)}; skipped")
+            continue
+        traces.append(ImportedTrace(stem, trace.records, origin=first))
     return traces

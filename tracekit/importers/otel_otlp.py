@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from tracekit.importers.common import DATA_ERRORS, TOO_DEEP, describe, too_deep
+
 _KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
 
@@ -72,7 +74,13 @@ def read_spans(paths: list[Path], problems: list[str]) -> list[Span]:
     logs: list[tuple[tuple[str, str], SpanEvent]] = []
     for path in paths:
         for where, value in _documents(path, problems):
-            _read_value(value, where, spans, logs, problems)
+            found: list[Span] = []
+            try:
+                _read_value(value, where, found, logs, problems)
+            except DATA_ERRORS as exc:  # a field of a type no check expected: that document is skipped
+                problems.append(f"{where}: {describe(exc)}; skipped")
+                continue
+            spans.extend(found)
     if logs:
         by_id = {(span.trace_id, span.span_id): span for span in spans}
         for key, event in logs:
@@ -89,20 +97,30 @@ def _documents(path: Path, problems: list[str]) -> Iterator[tuple[str, Any]]:
         problems.append(f"{path}: cannot read: {exc.strerror or exc}")
         return
     try:
-        yield str(path), orjson.loads(data)
-        return
+        whole = orjson.loads(data)
     except orjson.JSONDecodeError as whole_error:
         lines = data.split(b"\n")
         if sum(1 for line in lines if line.strip()) <= 1:
             problems.append(f"{path}: not valid JSON: {whole_error}")
             return
+    else:
+        if too_deep(whole):
+            problems.append(f"{path}: {TOO_DEEP}")
+        else:
+            yield str(path), whole
+        return
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield f"{path}:{number}", orjson.loads(line)
+            value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
             problems.append(f"{path}:{number}: not valid JSON: {exc}")
+            continue
+        if too_deep(value):
+            problems.append(f"{path}:{number}: {TOO_DEEP}")
+        else:
+            yield f"{path}:{number}", value
 
 
 def _read_value(value: Any, where: str, spans: list[Span], logs: list[Any], problems: list[str]) -> None:
@@ -134,16 +152,24 @@ def _read_value(value: Any, where: str, spans: list[Span], logs: list[Any], prob
 
 def _read_otlp_spans(resource_spans: Any, where: str, spans: list[Span], problems: list[str]) -> None:
     for r, resource_span in enumerate(_list(resource_spans)):
+        if not isinstance(resource_span, dict):
+            problems.append(f"{where}: resourceSpans[{r}]: expected an object, got {_json_type(resource_span)}; "
+                            "skipped")
+            continue
         resource = _attributes(_get(_dict(resource_span.get("resource")), "attributes"))
         scopes = _get(resource_span, "scopeSpans") or _get(resource_span, "instrumentationLibrarySpans") or []
         for s, scope_span in enumerate(_list(scopes)):
+            if not isinstance(scope_span, dict):
+                problems.append(f"{where}: resourceSpans[{r}].scopeSpans[{s}]: expected an object, got "
+                                f"{_json_type(scope_span)}; skipped")
+                continue
             scope = _dict(_get(scope_span, "scope") or _get(scope_span, "instrumentationLibrary"))
             for n, raw in enumerate(_list(scope_span.get("spans"))):
                 position = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
                 try:
                     span = _otlp_span(raw, position)
-                except (TypeError, ValueError, KeyError) as exc:
-                    problems.append(f"{position}: {exc}; span skipped")
+                except DATA_ERRORS as exc:
+                    problems.append(f"{position}: {describe(exc)}; span skipped")
                     continue
                 span.resource = resource
                 span.scope = scope.get("name")
@@ -188,8 +214,9 @@ def _read_otlp_logs(resource_logs: Any, where: str, logs: list[Any], problems: l
                     name = _get(record, "eventName") or attributes.get("event.name") or ""
                     time_ns = _int(_get(record, "timeUnixNano") or _get(record, "observedTimeUnixNano") or 0)
                     body = _any_value(record["body"]) if isinstance(record.get("body"), dict) else None
-                except (TypeError, ValueError) as exc:
-                    problems.append(f"{where}: resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]: {exc}; skipped")
+                except DATA_ERRORS as exc:
+                    problems.append(f"{where}: resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]: {describe(exc)}; "
+                                    "skipped")
                     continue
                 logs.append((key, SpanEvent(str(name), time_ns, attributes, body)))
 
@@ -216,7 +243,7 @@ def _any_value(value: Any) -> Any:
     if key == "intValue":
         return _int(inner)
     if key == "doubleValue":
-        return float(inner)
+        return _float(inner)
     if key == "boolValue":
         return bool(inner)
     if key == "arrayValue":
@@ -276,8 +303,8 @@ def _flat_span(raw: dict[str, Any], where: str, problems: list[str]) -> Span | N
             status_message=flat.get("status_message") or None,
             where=where,
         )
-    except (TypeError, ValueError) as exc:
-        problems.append(f"{where}: {exc}; span skipped")
+    except DATA_ERRORS as exc:
+        problems.append(f"{where}: {describe(exc)}; span skipped")
         return None
 
 
@@ -338,9 +365,26 @@ def _kind(value: Any) -> str:
 
 
 def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise TypeError("expected an integer, got a boolean")
-    return int(value)
+    """A 64-bit integer (OTLP's ``int64`` / ``fixed64``), from a number or its decimal text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"expected an integer, got {_json_type(value)}")
+    number = int(value)  # ValueError for text that is no integer, OverflowError for an infinite float
+    if not -(2**63) <= number < 2**64:
+        raise ValueError(f"integer {str(value)[:30]} out of the 64-bit range")
+    return number
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number"}  # fmt: skip
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _float(value: Any) -> float:
+    """A double: a number, or the text the OTLP/JSON encoding uses (``"NaN"``, ``"Infinity"``, decimals)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"expected a number, got {_json_type(value)}")
+    return float(value)
 
 
 def _camel(key: str) -> str:

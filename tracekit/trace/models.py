@@ -8,6 +8,7 @@ The OpenAI provider converts to and from it.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,8 +90,19 @@ class AssistantMessage(_Record):
 
     @property
     def text(self) -> str:
-        """The concatenated text blocks."""
-        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+        """The concatenated text blocks (a text that is not a string, as a hostile or damaged file may hold,
+        is shown as its JSON: see ``block_text``)."""
+        return "".join(block_text(b.get("text")) for b in self.content if b.get("type") == "text")
+
+
+def block_text(value: Any) -> str:
+    """The ``text`` of a content block as text: a string as it is, a missing one as ``""``, any other JSON
+    value (a list, a number, an object) as its JSON, so that one odd block is shown, not fatal."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class ToolCall(_Record):

@@ -12,7 +12,7 @@ from tracekit.errors import TraceFormatError
 from tracekit.storage import is_url, local
 from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.mirror import read_mirrored
-from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult
+from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult, block_text
 
 
 @dataclass(slots=True)
@@ -170,7 +170,7 @@ def content_text(content: Any) -> str:
         for block in content:
             if isinstance(block, dict):
                 if "text" in block:
-                    parts.append(str(block["text"]))
+                    parts.append(block_text(block["text"]))
                 elif block.get("type") == "tool_result":
                     parts.append(content_text(block.get("content")))
             elif isinstance(block, str):
