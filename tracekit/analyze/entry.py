@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
+from tracekit.analyze.diagnosing import diagnose_entry, policy_named
 from tracekit.analyze.json_model import JSON_OPTIONS
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
@@ -56,6 +57,9 @@ class AnalyzeSettings:
     """How ``source`` and ``trace_file`` name each file (the PATH arguments and the results file's folder)."""
     keep_results: bool = False
     """Keep each entry as a model in its outcome (for reports handed the results in memory)."""
+    policy: str | None = None
+    """The domain policy (``--policy``: a file's absolute path or a shipped policy's name); None: the schema
+    invariants and errors talked past only (``tracekit.diagnose``)."""
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -147,6 +151,8 @@ def trace_entry(
                     f"{', '.join(node.tool for node in run.judged)} (过度工具化); answer directly.",
                 )
             )
+    policy = policy_named(settings.policy) if settings.policy is not None else None
+    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy)
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return {
@@ -172,20 +178,24 @@ def trace_entry(
         "findings": [finding.to_dict() for finding in findings],
         "guard": [_guard_entry(record) for record in trace.kind("guard")],
         "verdict": verdict,
+        "diagnosis": diagnosis,
         "problems": problems,
         "trace_file": settings.sources.trace_file(path) if path is not None else None,
     }  # fmt: skip
 
 
+_OMITTED_IF_NONE = ("trace_file", "diagnosis")
+
+
 def entry_json(entry: dict[str, Any]) -> bytes:
     """The JSON of a ``trace_entry`` of a trace bound to no case, as its validated ``TraceResult`` writes it
     (``to_json_bytes``), without validating it: the keys the model leaves out when empty are left out here
-    (``guard``, ``trace_file``; a guard entry's ``severity`` and ``messages``), every other value is already
-    of its field's type. Raises ``ValueError`` for an entry with a verdict (validate that one)."""
+    (``guard``, ``trace_file``, ``diagnosis``; a guard entry's ``severity`` and ``messages``), every other value
+    is already of its field's type. Raises ``ValueError`` for an entry with a verdict (validate that one)."""
     if entry["verdict"] is not None:
         raise ValueError("an entry with a verdict is written through its model (analyze_trace)")
     plain = {key: value for key, value in entry.items()
-             if not ((key == "trace_file" and value is None) or (key == "guard" and not value))}  # fmt: skip
+             if not ((key in _OMITTED_IF_NONE and value is None) or (key == "guard" and not value))}  # fmt: skip
     if "guard" in plain:
         plain["guard"] = [_written_guard(guard) for guard in plain["guard"]]
     return orjson.dumps(plain, option=JSON_OPTIONS)

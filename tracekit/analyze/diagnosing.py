@@ -1,0 +1,89 @@
+"""Analyze's side of the diagnosis: run the invariants on a trace, report violations as findings, and pick
+the critical step of a trace that failed (``tracekit.diagnose``).
+
+A trace failed when its verdict is ``fail``, its ``meta.reward`` is a number below 1 (tau-bench and other
+imported benchmarks), or an invariant was broken. Only then is a ``diagnosis`` written, so a trace where
+nothing fires is written exactly as before. The seed 004 attribution of a failing C4 verdict is one more
+piece of evidence, and gets the diagnosis's answer (``critical_step``, ``critical_call``): one answer to
+"where did it go wrong".
+
+Example::
+
+    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from tracekit.analyze.detectors import Finding
+from tracekit.diagnose import Conversation, Policy, diagnose, load_policy, trace_violations
+from tracekit.diagnose.critical import attribution_violation, finding_violations, outside_violations
+
+if TYPE_CHECKING:
+    from tracekit.trace import Trace
+
+
+@lru_cache(maxsize=8)
+def policy_named(name: str) -> Policy:
+    """The policy of ``--policy`` (a file or a shipped name), loaded once per process."""
+    return load_policy(name)
+
+
+def failed_by_outcome(trace: Trace, verdict: dict[str, Any] | None) -> list[str]:
+    """Why the trace failed before any invariant is read: ``verdict`` (fail), ``reward`` (below 1)."""
+    why = []
+    if verdict is not None and verdict.get("result") == "fail":
+        why.append("verdict")
+    reward = trace.header.meta.get("reward") if isinstance(trace.header.meta, dict) else None
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool) and reward < 1:
+        why.append("reward")
+    return why
+
+
+def diagnose_entry(
+    trace: Trace, findings: list[Finding], verdict: dict[str, Any] | None, policy: Policy | None
+) -> tuple[list[Finding], dict[str, Any] | None]:
+    """The violations as findings (appended to ``findings``) and the plain ``diagnosis`` (None: not failed)."""
+    why = failed_by_outcome(trace, verdict)
+    if not (why or policy is not None or _worth_reading(trace)):
+        return findings, None  # nothing the invariants could read: the trace is written as before
+    conversation = Conversation.of(trace)
+    violations = trace_violations(trace, conversation, policy)
+    if violations:
+        why.append("violations")
+        findings = findings + [_finding(violation) for violation in violations]
+    if not why:
+        return findings, None
+    evidence = list(violations)
+    attribution = verdict["scores"].get("attribution") if verdict is not None else None
+    if "verdict" in why or "reward" in why:
+        evidence += finding_violations([f for f in findings if f.kind not in _OWN_KINDS], conversation)
+        evidence += outside_violations(trace)
+        signal = attribution_violation(attribution, conversation)
+        if signal is not None:
+            evidence.append(signal)
+    diagnosis = diagnose(evidence, conversation, why)
+    if diagnosis is None:
+        return findings, None
+    if attribution is not None:
+        attribution["critical_step"] = diagnosis.step
+        attribution["critical_call"] = diagnosis.call
+    return findings, diagnosis.model_dump(mode="json")
+
+
+_OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_past", "open_task"})
+
+
+def _worth_reading(trace: Trace) -> bool:
+    """Whether a trace with no policy and no failed outcome can break an invariant: a request that declared
+    tools (schema invariants) or a failed tool result (errors talked past)."""
+    if any(result.is_error for result in trace.kind("tool_result")):
+        return True
+    return any(isinstance(call.request, dict) and "tools" in call.request for call in trace.kind("model_call"))
+
+
+def _finding(violation: Any) -> Finding:
+    calls = [violation.call] if violation.call is not None else []
+    return Finding(violation.kind, "error", calls, f"[{violation.rule}] {violation.message}", messages=[violation.step])
