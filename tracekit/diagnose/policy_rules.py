@@ -52,7 +52,7 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
     for call in conversation.calls:
         if call.name not in writes:
             continue
-        confirmed = _confirmation(conversation, call, since, rule.phrases, rule.proposal_fields)
+        confirmed = _confirmation(conversation, call, since, rule.phrases, rule.proposal_fields, writes)
         previous = since
         if call.succeeded:
             since = call.step
@@ -81,7 +81,7 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
 
 
 def _confirmation(
-    conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str]
+    conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str], writes: set[str]
 ) -> Turn | None:
     """The user turn that confirmed ``call``: the last confirming turn since the last successful write, or an
     earlier one whose proposal named this write too (several writes proposed and confirmed together)."""
@@ -94,9 +94,14 @@ def _confirmation(
     proposal = conversation.assistant_text_before(last.step)
     text = _normal(proposal.text) if proposal is not None else ""
     named = [value for _, value in _leaves(call.arguments, set(fields))]
-    if named and isinstance(named[0], str) and _mentioned(named[0], text):
-        return last
-    return None
+    if not named or not isinstance(named[0], str) or not _mentioned(named[0], text):
+        return None
+    # Proposed together with the writes done since, but on another target: a second write on the same
+    # target (the same first proposal field value) is another action and needs its own confirmation.
+    done = [earlier for earlier in conversation.calls
+            if last.step < earlier.step < call.step and earlier.succeeded and earlier.name in writes]  # fmt: skip
+    targets = {next((v for _, v in _leaves(earlier.arguments, set(fields))), None) for earlier in done}
+    return None if named[0] in targets else last
 
 
 def precondition_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
