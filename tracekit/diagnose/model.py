@@ -27,6 +27,22 @@ class DiagnosisModel(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    def __getitem__(self, key: str) -> Any:
+        """JSON-style read access, as every results model has: ``trace["diagnosis"]["step"]``."""
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        extra = self.__pydantic_extra__ or {}
+        if key in extra:
+            return extra[key]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, or ``default`` when the JSON has no such key."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
 
 class EvidenceStep(DiagnosisModel):
     """One link of the evidence chain: an invariant broken (or a finding) at one step."""

@@ -67,10 +67,10 @@ class Precondition(_Strict):
     """A tool needs an earlier successful call (with the same argument values), or a state of its result."""
 
     tool: str = Field(description="The tool (or tool class) the precondition applies to.")
-    requires: list[str] = Field(
+    requires: str | list[str] = Field(
         default_factory=list,
-        description="Tools or classes, one of which must have succeeded earlier; empty: ``holds`` is read "
-        "over the call's own arguments (``args.x``).",
+        description="A tool or class, or a list of them, one of which must have succeeded earlier; empty: "
+        "``holds`` is read over the call's own arguments (``args.x``).",
     )
     same: list[str] = Field(
         default_factory=list,
@@ -84,11 +84,6 @@ class Precondition(_Strict):
     )
     because: str = Field(default="", description="The policy sentence it comes from, for the message.")
 
-    @field_validator("requires", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
-
     @field_validator("holds")
     @classmethod
     def _parses(cls, value: str | None) -> str | None:
@@ -98,6 +93,11 @@ class Precondition(_Strict):
             except ExpressionError as exc:
                 raise ValueError(str(exc)) from None
         return value
+
+    @property
+    def required(self) -> list[str]:
+        """``requires`` as a list."""
+        return [self.requires] if isinstance(self.requires, str) else list(self.requires)
 
     @cached_property
     def expression(self) -> Expression | None:

@@ -121,7 +121,7 @@ def precondition_violations(conversation: Conversation, policy: Policy) -> list[
 def _precondition(earlier: list[CallStep], call: CallStep, pre: Precondition, policy: Policy) -> Violation | None:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     because = f" ({pre.because})" if pre.because else ""
-    if not pre.requires:
+    if not pre.required:
         if pre.expression is not None and not pre.expression.evaluate(None, arguments):
             return Violation(
                 "policy_violation",
@@ -132,7 +132,7 @@ def _precondition(earlier: list[CallStep], call: CallStep, pre: Precondition, po
                 ADHERENCE,
             )
         return None
-    required = policy.members(pre.requires)
+    required = policy.members(pre.required)
     pairs = [part.partition("=") for part in pre.same]
     matching = [
         done for done in earlier
@@ -143,7 +143,7 @@ def _precondition(earlier: list[CallStep], call: CallStep, pre: Precondition, po
     if not matching:
         same = f" with the same {', '.join(name for name, _, _ in pairs)}" if pairs else ""
         return Violation("policy_violation", "policy:precondition", call.step, call.index,
-                         f"call #{call.index} {call.name} needs {' or '.join(pre.requires)} to have succeeded "
+                         f"call #{call.index} {call.name} needs {' or '.join(pre.required)} to have succeeded "
                          f"earlier{same}{because}.", ADHERENCE)  # fmt: skip
     latest = matching[-1]
     if pre.expression is not None and not pre.expression.evaluate(latest.result, arguments):
