@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.attribution import attribute
+from tracekit.analyze.attribution import attribute, repetition_check
 from tracekit.analyze.check import GRADES, UNDECIDED, Check
 from tracekit.analyze.checks import evaluate_expect
 from tracekit.analyze.combine import combined_verdict
@@ -89,6 +89,9 @@ def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str)
 def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> dict[str, Any]:
     """``traces[].verdict`` of the analyze JSON for a trace bound to a case."""
     checks = evaluate_expect(run)
+    repetition = repetition_check(run)
+    if repetition is not None:
+        checks.append(repetition)
     if run.history_problem is not None:
         checks.insert(0, Check("history", "info", run.history_problem))
     uses_judge = run.case.uses_judge
