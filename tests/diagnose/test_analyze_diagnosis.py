@@ -51,7 +51,8 @@ def test_a_failed_trace_gets_its_critical_step_and_a_clean_one_is_written_as_bef
     assert [f["kind"] for f in bad["findings"]] == ["policy_violation"]
     assert bad["diagnosis"]["step"] == 5 and bad["diagnosis"]["call"] == 1
     assert bad["diagnosis"]["category"] == "Misinterpretation of Tool Output"
-    assert bad["diagnosis"]["rule"] == "policy:precondition_state" and bad["diagnosis"]["evidence"][0]["depends_on"] == [2]
+    assert bad["diagnosis"]["rule"] == "policy:precondition_state"
+    assert bad["diagnosis"]["evidence"][0]["depends_on"] == [2]
     assert bad["diagnosis"]["failed_because"] == ["reward", "violations"]
     without = {t["trace_id"]: t for t in _analyze(folder)["traces"]}
     assert "diagnosis" not in with_policy["clean"] and with_policy["clean"] == without["clean"]
@@ -59,8 +60,8 @@ def test_a_failed_trace_gets_its_critical_step_and_a_clean_one_is_written_as_bef
 
 
 def test_the_plain_writer_and_the_model_write_the_same_bytes(tmp_path: Path) -> None:
-    path = _write(tmp_path, "t", user("cancel ZFA04Y"), tool("cancel_reservation", {"reservation_id": "ZFA04Y"},
-                  "Error: not found"), say("Your reservation has been successfully cancelled."), reward=0.0)  # fmt: skip
+    failed = tool("cancel_reservation", {"reservation_id": "ZFA04Y"}, "Error: not found")
+    path = _write(tmp_path, "t", user("cancel ZFA04Y"), failed, say("It has been successfully cancelled."), reward=0.0)
     entry = trace_entry(load_trace(path, fast=True))
     assert entry["diagnosis"]["rule"] == "talked_past:success"
     from tracekit.analyze.results_model import TraceResult

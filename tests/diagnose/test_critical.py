@@ -17,7 +17,8 @@ def _conversation() -> Conversation:
 
 
 def test_the_earliest_unrepaired_violation_is_critical() -> None:
-    failed_write = Violation("policy_violation", "policy:confirmation", 1, 0, "no confirmation", "Instruction/Plan Adherence Failure")
+    adherence = "Instruction/Plan Adherence Failure"
+    failed_write = Violation("policy_violation", "policy:confirmation", 1, 0, "no confirmation", adherence)
     answer = Violation("error_talked_past", "talked_past:values", 5, None, "made up", "Invention of New Information",
                        (2,))  # fmt: skip
     diagnosis = diagnose([answer, failed_write], _conversation(), ["reward"])

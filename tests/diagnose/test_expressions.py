@@ -34,5 +34,5 @@ def test_expressions_hold_or_not(text: str, holds: bool) -> None:
 
 @pytest.mark.parametrize("text", ['status ==', 'status = "x"', "items[x]", "(status", 'status == "a" extra', "a.", "@"])
 def test_what_does_not_parse_names_where(text: str) -> None:
-    with pytest.raises(ExpressionError, match="position|expected|unexpected"):
+    with pytest.raises(ExpressionError, match=r"position|expected|unexpected"):
         parse_expression(text)

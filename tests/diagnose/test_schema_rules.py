@@ -33,7 +33,9 @@ SCHEMA = {
     "additionalProperties": False,
 }
 ANTHROPIC_TOOLS = [{"name": "get_weather", "description": "weather", "input_schema": SCHEMA}]
-OPENAI_TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "weather", "parameters": SCHEMA}}]
+OPENAI_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "weather", "parameters": SCHEMA}}
+]
 SCRIPT = by_turn([
     tool_use_reply([ToolUse("get_weather", {"days": "3"}), ToolUse("get_forecast", {"city": "北京"})]),
     text_reply("北京晴。"),
@@ -47,7 +49,12 @@ def _rules(trace: Trace) -> list[tuple[int | None, str, str]]:
 def _weather_loop(client: anthropic.Anthropic) -> None:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "北京天气？"}]
     for _ in range(3):
-        reply = client.messages.create(model="claude-test", max_tokens=64, messages=messages, tools=ANTHROPIC_TOOLS)
+        reply = client.messages.create(
+            model="claude-test",
+            max_tokens=64,
+            messages=messages,  # type: ignore[arg-type]
+            tools=ANTHROPIC_TOOLS,  # type: ignore[arg-type]
+        )
         if reply.stop_reason != "tool_use":
             return
         messages.append({"role": "assistant", "content": reply.content})
@@ -91,7 +98,8 @@ def _trace(arguments: Any, tools: list[dict[str, Any]] | None = ANTHROPIC_TOOLS,
     request = {"model": "m", "messages": [], **({"tools": tools} if tools is not None else {})}
     reply = {"role": "assistant", "content": [{"type": "tool_use", "id": "tu1", "name": name, "input": arguments}]}
     builder.add_model_call(ModelCall(index=0, provider="anthropic", request=request), reply)
-    builder.add_conversation([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "ok"}]}])
+    result = {"type": "tool_result", "tool_use_id": "tu1", "content": "ok"}
+    builder.add_conversation([{"role": "user", "content": [result]}])
     return Trace(header=builder.records[0], records=builder.records[1:])
 
 
