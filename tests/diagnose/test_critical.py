@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracekit.diagnose import Conversation, Violation, diagnose
+from tracekit.diagnose import Category, Conversation, Violation, diagnose
 
 from .tau_format import say, tau_trace, tool, user
 
@@ -17,7 +17,7 @@ def _conversation() -> Conversation:
 
 
 def test_the_earliest_unrepaired_violation_is_critical() -> None:
-    adherence = "Instruction/Plan Adherence Failure"
+    adherence: Category = "Instruction/Plan Adherence Failure"
     failed_write = Violation("policy_violation", "policy:confirmation", 1, 0, "no confirmation", adherence)
     answer = Violation("error_talked_past", "talked_past:values", 5, None, "made up", "Invention of New Information",
                        (2,))  # fmt: skip
