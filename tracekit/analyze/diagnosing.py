@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tracekit.analyze.detectors import Finding
 from tracekit.diagnose import Conversation, Policy, diagnose, load_policy, trace_violations
 from tracekit.diagnose.critical import attribution_violation, finding_violations, outside_violations
+from tracekit.diagnose.talked_past import may_talk_past
 
 if TYPE_CHECKING:
     from tracekit.trace import Trace
@@ -79,9 +80,9 @@ _OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_pa
 def _worth_reading(trace: Trace) -> bool:
     """Whether a trace with no policy and no failed outcome can break an invariant: a request that declared
     tools (schema invariants) or a failed tool result (errors talked past)."""
-    if any(result.is_error for result in trace.kind("tool_result")):
+    if any(isinstance(call.request, dict) and "tools" in call.request for call in trace.kind("model_call")):
         return True
-    return any(isinstance(call.request, dict) and "tools" in call.request for call in trace.kind("model_call"))
+    return may_talk_past(trace)
 
 
 def _finding(violation: Any) -> Finding:

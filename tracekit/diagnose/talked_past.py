@@ -1,7 +1,7 @@
 """Tool errors talked past: a failed call followed by an answer that claims success or states made-up values.
 
-After a tool result that is an error, the agent's next message to the user (before any successful call of
-the same tool) is read:
+After a tool result that is an error, the agent's next answer to the user (a message with text and no tool
+call, before any successful call of the same tool) is read:
 
 - ``talked_past:success``: it says the action succeeded ("has been successfully booked", "已成功") although
   the call that would have done it failed (Misinterpretation of Tool Output);
@@ -13,9 +13,13 @@ the same tool) is read:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from tracekit.diagnose.conversation import CallStep, Conversation
 from tracekit.diagnose.violation import INVENTION, MISREAD, Violation
+
+if TYPE_CHECKING:
+    from tracekit.trace import Trace
 
 #: An answer that claims an action succeeded (English and Chinese).
 SUCCESS = re.compile(
@@ -35,7 +39,7 @@ def talked_past_violations(conversation: Conversation, known_texts: list[str]) -
     for call in conversation.calls:
         if not call.failed or call.result_step is None:
             continue
-        answer = next(iter(conversation.answers_after(call.result_step)), None)
+        answer = next((turn for turn in conversation.answers_after(call.result_step) if not turn.calls), None)
         if answer is None or answer.step in answered or _retried(conversation, call, answer.step):
             continue
         if SUCCESS.search(answer.text):
@@ -63,6 +67,24 @@ def _retried(conversation: Conversation, failed: CallStep, before: int) -> bool:
         call.name == failed.name and call.succeeded and failed.index < call.index and call.step < before
         for call in conversation.calls
     )
+
+
+def may_talk_past(trace: Trace) -> bool:
+    """A cheap test that ``talked_past_violations`` can find something: a failed tool result followed by an
+    answer that claims success or holds a value worth checking (analyze skips the rest without one)."""
+    failed = [result.message_index for result in trace.kind("tool_result") if result.is_error]
+    if not failed:
+        return False
+    first = min(failed)
+    for message in reversed(trace.kind("assistant_message")):
+        if message.message_index <= first:
+            return False
+        if any(block.get("type") == "tool_use" for block in message.content):
+            continue
+        text = message.text
+        if text and (SUCCESS.search(text) or VALUE.search(text)):
+            return True
+    return False
 
 
 def _invented(conversation: Conversation, step: int, text: str, known_texts: list[str]) -> list[str]:
