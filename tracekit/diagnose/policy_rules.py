@@ -5,7 +5,8 @@ Each function reads the ``Conversation`` and the ``Policy`` and returns the viol
 
 - ``policy:confirmation``: a call of a confirmed class (a write) needs a user message with an explicit
   confirmation after the previous successful such call (or the start) and before it; or a confirmed
-  proposal that named it (its first ``proposal_fields`` value) along with earlier writes;
+  proposal that named it (its first ``proposal_fields`` value) along with earlier writes (the same tool on
+  the same target again needs a confirmation of its own);
 - ``policy:proposal``: the write's ``proposal_fields`` values must appear in what the agent said between the
   last write and the user's confirmation, or be unchanged from the state it read (what was proposed is what
   is done);
@@ -53,7 +54,6 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
         if call.name not in writes:
             continue
         confirmed = _confirmation(conversation, call, since, rule.phrases, rule.proposal_fields, writes)
-        previous = since
         if call.succeeded:
             since = call.step
         if confirmed is None:
@@ -65,8 +65,9 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
         proposal = conversation.assistant_text_before(confirmed.step)
         # What was proposed: everything the agent said since the last write, up to the confirmation (a
         # proposal is often made, discussed and asked again in a shorter message).
+        start = _last_write_before(conversation, writes, confirmed.step)
         said = "\n".join(turn.text for turn in conversation.turns
-                         if turn.role == "assistant" and previous < turn.step < confirmed.step)  # fmt: skip
+                         if turn.role == "assistant" and start < turn.step < confirmed.step)  # fmt: skip
         kept = _state_text(conversation.calls, call)
         missing = _not_proposed(call.arguments, rule.proposal_fields, said, kept)
         if missing:
@@ -80,6 +81,12 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
     return violations
 
 
+def _last_write_before(conversation: Conversation, writes: set[str], step: int) -> int:
+    """The step of the last successful write before ``step`` (-1: none)."""
+    return max((call.step for call in conversation.calls
+                if call.name in writes and call.succeeded and call.step < step), default=-1)  # fmt: skip
+
+
 def _confirmation(
     conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str], writes: set[str]
 ) -> Turn | None:
@@ -91,17 +98,20 @@ def _confirmation(
     last = confirming[-1]
     if last.step > since:
         return last
-    proposal = conversation.assistant_text_before(last.step)
-    text = _normal(proposal.text) if proposal is not None else ""
+    start = _last_write_before(conversation, writes, last.step)
+    said = _normal("\n".join(turn.text for turn in conversation.turns
+                              if turn.role == "assistant" and start < turn.step < last.step))  # fmt: skip
     named = [value for _, value in _leaves(call.arguments, set(fields))]
-    if not named or not isinstance(named[0], str) or not _mentioned(named[0], text):
+    if not named or not isinstance(named[0], str):
         return None
-    # Proposed together with the writes done since, but on another target: a second write on the same
-    # target (the same first proposal field value) is another action and needs its own confirmation.
+    if not _mentioned(named[0], said) and not _mentioned(named[0], _state_text(conversation.calls, call)):
+        return None
+    # Proposed together with the writes done since (another action, or another target): the same write on
+    # the same target again (same tool, same first proposal field value) needs its own confirmation.
     done = [earlier for earlier in conversation.calls
             if last.step < earlier.step < call.step and earlier.succeeded and earlier.name in writes]  # fmt: skip
-    targets = {next((v for _, v in _leaves(earlier.arguments, set(fields))), None) for earlier in done}
-    return None if named[0] in targets else last
+    targets = {(earlier.name, next((v for _, v in _leaves(earlier.arguments, set(fields))), None)) for earlier in done}
+    return None if (call.name, named[0]) in targets else last
 
 
 def precondition_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
@@ -212,8 +222,16 @@ def one_at_a_time_violations(conversation: Conversation, policy: Policy) -> list
 
 
 def confirms(text: str, phrases: list[str]) -> bool:
-    """Whether ``text`` holds one of the confirmation ``phrases`` (words for Latin script, substrings else)."""
-    return _phrase_pattern(tuple(phrases)).search(text) is not None
+    """Whether ``text`` holds one of the confirmation ``phrases`` (words for Latin script, substrings else) that
+    no negation just before it in the same clause takes back ("I won't be able to proceed", "不确认")."""
+    for match in _phrase_pattern(tuple(phrases)).finditer(text):
+        clause = re.split(r"[.!?;,。！？；，\n]", text[max(0, match.start() - 40) : match.start()])[-1]
+        if not _NEGATION.search(clause):
+            return True
+    return False
+
+
+_NEGATION = re.compile(r"(?<!\w)(?:not|no|never|don't|won't|can't|cannot|n't)(?!\w)|n't\b|不|别|没", re.IGNORECASE)
 
 
 @lru_cache(maxsize=32)
@@ -265,12 +283,19 @@ _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december"]  # fmt: skip
 
 
+_NUMBER_WORDS = {0: ("zero", "no", "零"), 1: ("one", "a single", "一"), 2: ("two", "二", "两"), 3: ("three", "三"),
+                 4: ("four", "四"), 5: ("five", "五"), 6: ("six", "六"), 7: ("seven", "七"), 8: ("eight", "八"),
+                 9: ("nine", "九"), 10: ("ten", "十")}  # fmt: skip
+
+
 def _mentioned(value: Any, text: str) -> bool:
     if isinstance(value, (int, float)):
         number = f"{value:g}" if isinstance(value, float) else str(value)
-        return re.search(rf"(?<![\d.]){re.escape(number)}(?:\.0+)?(?!\d)", text.replace(",", "")) is not None
-    words = _normal(str(value))
-    if words in text:
+        if re.search(rf"(?<![\d.]){re.escape(number)}(?:\.0+)?(?!\d)", text.replace(",", "")) is not None:
+            return True
+        words = _NUMBER_WORDS.get(int(value), ()) if float(value).is_integer() else ()
+        return any(re.search(rf"(?<!\w){word}(?!\w)" if word.isascii() else word, text) for word in words)
+    if _normal(str(value)) in text:
         return True
     date = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", str(value))
     if date is not None:
