@@ -53,7 +53,9 @@ def report(document: dict, args: argparse.Namespace) -> str:
     lines = [
         f"# Diagnosis on tau-bench ({args.file.name}, policy {args.policy})",
         "",
-        f"Command: `python3 benchmarks/diagnosis_tau.py {args.file.name} --policy {args.policy}`",
+        f"Command: `python3 benchmarks/diagnosis_tau.py ../shared/data/tau-bench/{args.file.name} "
+        f"--policy {args.policy} --out benchmarks/results/diagnosis_tau_airline.md` (two runs give the same "
+        "figures: the analysis is deterministic)",
         "",
         "| figure | value | target |",
         "|---|---|---|",
@@ -85,8 +87,8 @@ def report(document: dict, args: argparse.Namespace) -> str:
 
 
 def _critical(trace: dict) -> bool:
-    diagnosis = trace.get("diagnosis")
-    return bool(diagnosis) and diagnosis["step"] is not None and not diagnosis["recovered"]
+    diagnosis = trace.get("diagnosis") or {}
+    return diagnosis.get("step") is not None and not diagnosis.get("recovered")
 
 
 def _pct(part: int, whole: int) -> str:

@@ -5,7 +5,7 @@ Each function reads the ``Conversation`` and the ``Policy`` and returns the viol
 
 - ``policy:confirmation``: a call of a confirmed class (a write) needs a user message with an explicit
   confirmation after the previous successful such call (or the start) and before it; or a confirmed
-  proposal that named it (its first ``proposal_fields`` value) along with earlier writes (the same tool on
+  proposal that named it (every ``proposal_fields`` value of it) along with earlier writes (the same tool on
   the same target again needs a confirmation of its own);
 - ``policy:proposal``: the write's ``proposal_fields`` values must appear in what the agent said between the
   last write and the user's confirmation, or be unchanged from the state it read (what was proposed is what
@@ -91,7 +91,8 @@ def _confirmation(
     conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str], writes: set[str]
 ) -> Turn | None:
     """The user turn that confirmed ``call``: the last confirming turn since the last successful write, or an
-    earlier one whose proposal named this write too (several writes proposed and confirmed together)."""
+    earlier one whose proposal named this write too, every ``proposal_fields`` value of it (several writes
+    proposed and confirmed together)."""
     confirming = [turn for turn in conversation.user_turns_between(-1, call.step) if confirms(turn.text, phrases)]
     if not confirming:
         return None
@@ -102,10 +103,8 @@ def _confirmation(
     said = _normal("\n".join(turn.text for turn in conversation.turns
                               if turn.role == "assistant" and start < turn.step < last.step))  # fmt: skip
     named = [value for _, value in _leaves(call.arguments, set(fields))]
-    if not named or not isinstance(named[0], str):
-        return None
-    if not _mentioned(named[0], said) and not _mentioned(named[0], _state_text(conversation.calls, call)):
-        return None
+    if not named or _not_proposed(call.arguments, fields, said, _state_text(conversation.calls, call)):
+        return None  # not one of the actions that proposal named
     # Proposed together with the writes done since (another action, or another target): the same write on
     # the same target again (same tool, same first proposal field value) needs its own confirmation.
     done = [earlier for earlier in conversation.calls
