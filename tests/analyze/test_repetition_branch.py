@@ -20,7 +20,9 @@ BRANCH = "fail_line:未识别出重复操作"
 
 
 @pytest.mark.parametrize(("calls", "expected"), [(4, "pass"), (5, "fail"), (6, "fail")])
-def test_identical_failing_calls_with_no_fallback_meet_the_second_branch(tmp_path: Path, calls: int, expected: str) -> None:
+def test_identical_failing_calls_with_no_fallback_meet_the_second_branch(
+    tmp_path: Path, calls: int, expected: str
+) -> None:
     entry = run_case(tmp_path, "C4-LD-01", transcript("C4-LD-01", [FAILING] * calls + [say("查询失败。")]))
     assert entry["verdict"]["result"] == expected
     assert (BRANCH in checks_of(entry)) == (expected == "fail")

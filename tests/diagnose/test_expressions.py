@@ -32,7 +32,7 @@ def test_expressions_hold_or_not(text: str, holds: bool) -> None:
     assert parse_expression(text).evaluate(RESULT, {"n": 5}) is holds
 
 
-@pytest.mark.parametrize("text", ['status ==', 'status = "x"', "items[x]", "(status", 'status == "a" extra', "a.", "@"])
+@pytest.mark.parametrize("text", ["status ==", 'status = "x"', "items[x]", "(status", 'status == "a" extra', "a.", "@"])
 def test_what_does_not_parse_names_where(text: str) -> None:
     with pytest.raises(ExpressionError, match=r"position|expected|unexpected"):
         parse_expression(text)

@@ -77,9 +77,10 @@ def _openai_loop(client: openai.OpenAI) -> None:
 def test_calls_recorded_from_the_real_sdks_are_checked_against_their_declared_schema(
     tmp_path: Path, provider: str
 ) -> None:
-    with FakeUpstream(SCRIPT) as upstream, RunningProxy(
-        ProxyConfig(upstream=upstream.url, out_dir=tmp_path, redactor=Redactor())
-    ) as proxy:  # tracekit record in front of the fake upstream, as tests/proxy runs it
+    with (
+        FakeUpstream(SCRIPT) as upstream,
+        RunningProxy(ProxyConfig(upstream=upstream.url, out_dir=tmp_path, redactor=Redactor())) as proxy,
+    ):  # tracekit record in front of the fake upstream, as tests/proxy runs it
         if provider == "anthropic":
             _weather_loop(anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0))
         else:
