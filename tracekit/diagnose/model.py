@@ -1,5 +1,7 @@
 """The ``diagnosis`` of a failed trace in the analyze JSON: where it went wrong first, and why.
 
+Self-contained (pydantic only), so that the results models can import it from any layer.
+
 ``traces[].diagnosis`` (left out when None: a trace that did not fail, or one analyzed before diagnoses
 existed, writes the same bytes as before). Made by ``tracekit.diagnose.critical.diagnose``; the rule that
 picks the critical step is documented there and in ``docs/diagnosis.md``.
@@ -7,11 +9,25 @@ picks the critical step is documented there and in ``docs/diagnosis.md``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracekit.diagnose.violation import Category
+Category = Literal[
+    "Instruction/Plan Adherence Failure",
+    "Invention of New Information",
+    "Invalid Invocation",
+    "Misinterpretation of Tool Output",
+    "Intent-Plan Misalignment",
+    "Underspecified User Intent",
+    "Intent Not Supported",
+    "Guardrails Triggered",
+    "System Failure",
+    "Inconclusive",
+]
+"""AgentRx's failure taxonomy (arXiv 2602.02475, section 3), in its order."""
+
+CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
 
 
 def _none(value: Any) -> bool:

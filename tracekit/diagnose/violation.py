@@ -8,23 +8,10 @@ which category its violation belongs to (``tracekit.diagnose.critical`` picks th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-Category = Literal[
-    "Instruction/Plan Adherence Failure",
-    "Invention of New Information",
-    "Invalid Invocation",
-    "Misinterpretation of Tool Output",
-    "Intent-Plan Misalignment",
-    "Underspecified User Intent",
-    "Intent Not Supported",
-    "Guardrails Triggered",
-    "System Failure",
-    "Inconclusive",
-]
-"""AgentRx's failure taxonomy (arXiv 2602.02475, section 3), in its order."""
+from tracekit.diagnose.model import CATEGORIES, Category
 
-CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
+__all__ = ["CATEGORIES", "Category", "Violation"]
 
 ADHERENCE: Category = "Instruction/Plan Adherence Failure"
 INVENTION: Category = "Invention of New Information"
