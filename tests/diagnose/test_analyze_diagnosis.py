@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from tracekit.analyze import AnalyzeSettings, build_results
 from tracekit.analyze.entry import entry_json, trace_entry
+from tracekit.analyze.results_model import TraceResult
 from tracekit.cli.main import cli
 from tracekit.importers import import_tau_bench, write_traces
 from tracekit.importers.common import ImportedTrace
@@ -64,8 +65,6 @@ def test_the_plain_writer_and_the_model_write_the_same_bytes(tmp_path: Path) -> 
     path = _write(tmp_path, "t", user("cancel ZFA04Y"), failed, say("It has been successfully cancelled."), reward=0.0)
     entry = trace_entry(load_trace(path, fast=True))
     assert entry["diagnosis"]["rule"] == "talked_past:success"
-    from tracekit.analyze.results_model import TraceResult
-
     assert entry_json(entry) == TraceResult.model_validate(entry).to_json_bytes()
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from tracekit.cli.main import cli
@@ -52,9 +54,6 @@ def test_schema_policy_prints_the_json_schema_the_shipped_files_meet() -> None:
     assert {"classes", "confirmation", "preconditions", "final", "limits", "one_at_a_time", "open_task"} <= set(
         document["properties"]
     )
-    import jsonschema
-    import yaml
-
     shipped = Path(__file__).resolve().parents[2] / "tracekit" / "diagnose" / "policies"
     for path in shipped.glob("*.yaml"):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), document)
