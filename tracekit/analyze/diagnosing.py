@@ -32,7 +32,7 @@ def policy_named(name: str) -> Policy:
     return load_policy(name)
 
 
-def failed_by_outcome(trace: Trace, verdict: dict[str, Any] | None) -> list[str]:
+def failed_by_outcome(trace: Trace, verdict: Any) -> list[str]:
     """Why the trace failed before any invariant is read: ``verdict`` (fail), ``reward`` (below 1)."""
     why = []
     if verdict is not None and verdict.get("result") == "fail":
@@ -44,9 +44,10 @@ def failed_by_outcome(trace: Trace, verdict: dict[str, Any] | None) -> list[str]
 
 
 def diagnose_entry(
-    trace: Trace, findings: list[Finding], verdict: dict[str, Any] | None, policy: Policy | None
+    trace: Trace, findings: list[Finding], verdict: Any, policy: Policy | None
 ) -> tuple[list[Finding], dict[str, Any] | None]:
-    """The violations as findings (appended to ``findings``) and the plain ``diagnosis`` (None: not failed)."""
+    """The violations as findings (appended to ``findings``) and the plain ``diagnosis`` (None: not failed).
+    ``verdict``: the verdict as a dict or a results model (both read with ``[key]`` and ``.get``)."""
     why = failed_by_outcome(trace, verdict)
     if not (why or policy is not None or _worth_reading(trace)):
         return findings, None  # nothing the invariants could read: the trace is written as before
@@ -69,9 +70,17 @@ def diagnose_entry(
     if diagnosis is None:
         return findings, None
     if attribution is not None:
-        attribution["critical_step"] = diagnosis.step
-        attribution["critical_call"] = diagnosis.call
+        _put(attribution, "critical_step", diagnosis.step)
+        _put(attribution, "critical_call", diagnosis.call)
     return findings, diagnosis.model_dump(mode="json")
+
+
+def _put(record: Any, key: str, value: Any) -> None:
+    """Set ``key`` on the attribution record, a plain dict or a results model (an undeclared key)."""
+    if isinstance(record, dict):
+        record[key] = value
+    else:
+        setattr(record, key, value)
 
 
 _OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_past", "open_task"})
