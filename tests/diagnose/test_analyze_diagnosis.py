@@ -88,7 +88,22 @@ def test_the_real_airline_trajectories_with_the_shipped_policy(tmp_path: Path) -
     flagged = [t for t in passed if t.get("diagnosis") and t["diagnosis"]["step"] is not None
                and not t["diagnosis"]["recovered"]]  # fmt: skip
     # The figures of benchmarks/results/diagnosis_tau_airline.md (issue 29 asks 90% and 10%: see there).
-    assert len(named) >= 43 and len(flagged) <= 4
+    assert len(named) >= 51 and len(flagged) <= 4
     for trace in named:
         steps = {call["index"] for call in trace["tool_calls"]}
         assert trace["diagnosis"]["call"] is None or trace["diagnosis"]["call"] in steps
+
+
+def test_a_failed_trace_handed_over_is_diagnosed_at_the_transfer(tmp_path: Path) -> None:
+    transfer = tool("transfer_to_human_agents", {"summary": "wants a refund"}, "Transfer successful")
+    steps = (user("I want a refund for ZFA04Y"), say("Let me transfer you."), transfer)
+    settings = AnalyzeSettings(policy="tau-airline")
+    failed = trace_entry(load_trace(_write(tmp_path, "failed", *steps, reward=0.0)), settings)
+    assert failed["diagnosis"]["category"] == "Intent Not Supported"
+    assert (failed["diagnosis"]["step"], failed["diagnosis"]["call"], failed["diagnosis"]["rule"]) == (
+        2,
+        0,
+        "final:handover",
+    )
+    passed = trace_entry(load_trace(_write(tmp_path, "passed", *steps, reward=1.0)), settings)
+    assert passed["diagnosis"] is None and passed["findings"] == []

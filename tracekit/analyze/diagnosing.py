@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding
 from tracekit.diagnose import Conversation, Policy, diagnose, load_policy, trace_violations
-from tracekit.diagnose.critical import attribution_violation, finding_violations, outside_violations
+from tracekit.diagnose.critical import (
+    attribution_violation,
+    finding_violations,
+    handover_violation,
+    outside_violations,
+)
 from tracekit.diagnose.talked_past import may_talk_past
 
 if TYPE_CHECKING:
@@ -63,9 +68,9 @@ def diagnose_entry(
     if "verdict" in why or "reward" in why:
         evidence += finding_violations([f for f in findings if f.kind not in _OWN_KINDS], conversation)
         evidence += outside_violations(trace)
-        signal = attribution_violation(attribution, conversation)
-        if signal is not None:
-            evidence.append(signal)
+        for signal in (attribution_violation(attribution, conversation), handover_violation(conversation, policy)):
+            if signal is not None:
+                evidence.append(signal)
     diagnosis = diagnose(evidence, conversation, why)
     if diagnosis is None:
         return findings, None

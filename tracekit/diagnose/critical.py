@@ -4,8 +4,8 @@ The rule (``docs/diagnosis.md``), after AgentRx's "first unrecoverable failure" 
 2602.02475), without a model:
 
 1. the evidence is every violation of the invariants (schema, policy, errors talked past, open task) and,
-   for a trace that failed otherwise, the detectors' findings, the seed 004 attribution's signal and
-   failures outside the conversation (upstream errors, refusals);
+   for a trace that failed otherwise, the detectors' findings, the seed 004 attribution's signal,
+   failures outside the conversation (upstream errors, refusals) and a hand-over (a transfer) that ended it;
 2. a violation at a call is *repaired* when that call failed (so it changed nothing) and a later call of the
    same tool succeeded without a violation of its own; a violation of the conversation as a whole (an
    answer, an open end) is never repaired;
@@ -29,6 +29,7 @@ from tracekit.diagnose.violation import (
     GUARDRAILS,
     INCONCLUSIVE,
     INVENTION,
+    NOT_SUPPORTED,
     SYSTEM,
     Category,
     Violation,
@@ -36,6 +37,7 @@ from tracekit.diagnose.violation import (
 
 if TYPE_CHECKING:
     from tracekit.diagnose.conversation import Conversation
+    from tracekit.diagnose.policy import Policy
     from tracekit.trace import Trace
 
 #: The AgentRx category of each detector finding kind (the ones not named: Instruction/Plan Adherence Failure).
@@ -142,6 +144,20 @@ def outside_violations(trace: Trace) -> list[Violation]:
             why = "timed out" if run.timed_out else f"exited with status {run.exit_status}"
             found.append(Violation("system", "system:agent_run", last, None, f"the agent process {why}.", SYSTEM))
     return found
+
+
+def handover_violation(conversation: Conversation, policy: Policy | None) -> Violation | None:
+    """For a trace that failed otherwise: the successful call of a ``final`` class (a transfer to a human) that
+    ended it, the step where the agent judged the request beyond what it supports."""
+    if policy is None:
+        return None
+    finals = policy.members(policy.final)
+    call = next((call for call in conversation.calls if call.name in finals and call.succeeded), None)
+    if call is None:
+        return None
+    return Violation("handover", "final:handover", call.step, call.index,
+                     f"call #{call.index} {call.name} handed the conversation over, and the task failed: the agent "
+                     "judged the request beyond what it supports.", NOT_SUPPORTED)  # fmt: skip
 
 
 def _evidence(violation: Violation) -> EvidenceStep:
