@@ -1,4 +1,4 @@
-"""What the diagnosis adds to analyze's cost per trace, in one process: ``trace_entry`` over the same traces
+"""What the diagnosis adds to analyze's cost per trace, in one process: ``analyze_trace`` over the same traces
 with the invariants switched off and on (best of N rounds each, CPU time).
 
 Usage::
@@ -33,7 +33,7 @@ def main() -> None:
     def per_trace() -> float:
         start = time.process_time()
         for trace in traces:
-            entry.trace_entry(trace, settings)
+            entry.analyze_trace(trace, settings)
         return (time.process_time() - start) / len(traces) * 1000
 
     with_diagnosis = min(per_trace() for _ in range(args.rounds))

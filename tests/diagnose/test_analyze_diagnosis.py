@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from tracekit.analyze import AnalyzeSettings, build_results
-from tracekit.analyze.entry import entry_json, trace_entry
-from tracekit.analyze.results_model import TraceResult
+from tracekit.analyze.entry import analyze_trace
 from tracekit.cli.main import cli
 from tracekit.importers import import_tau_bench, write_traces
 from tracekit.importers.common import ImportedTrace
+from tracekit.results.model import TraceResult
 from tracekit.trace import load_trace, trace_files
 
 from .tau_format import say, tau_trace, tool, user
@@ -60,12 +60,17 @@ def test_a_failed_trace_gets_its_critical_step_and_a_clean_one_is_written_as_bef
     assert without["bad"]["diagnosis"]["category"] == "Inconclusive"  # reward 0, and nothing without the policy
 
 
-def test_the_plain_writer_and_the_model_write_the_same_bytes(tmp_path: Path) -> None:
+def test_the_built_entry_writes_what_reading_it_back_writes(tmp_path: Path) -> None:
     failed = tool("cancel_reservation", {"reservation_id": "ZFA04Y"}, "Error: not found")
     path = _write(tmp_path, "t", user("cancel ZFA04Y"), failed, say("It has been successfully cancelled."), reward=0.0)
-    entry = trace_entry(load_trace(path, fast=True))
+    entry = analyze_trace(load_trace(path, fast=True))
     assert entry["diagnosis"]["rule"] == "talked_past:success"
-    assert entry_json(entry) == TraceResult.model_validate(entry).to_json_bytes()
+    written = entry.to_json_bytes()
+    assert TraceResult.model_validate_json(written).to_json_bytes() == written
+    assert json.loads(written)["diagnosis"]["evidence"][0] == {
+        "rule": "talked_past:success", "step": 3, "message": entry["diagnosis"]["evidence"][0]["message"],
+        "depends_on": [2],
+    }  # fmt: skip
 
 
 def test_a_bad_policy_is_bad_usage_naming_file_and_line(tmp_path: Path) -> None:
@@ -98,12 +103,12 @@ def test_a_failed_trace_handed_over_is_diagnosed_at_the_transfer(tmp_path: Path)
     transfer = tool("transfer_to_human_agents", {"summary": "wants a refund"}, "Transfer successful")
     steps = (user("I want a refund for ZFA04Y"), say("Let me transfer you."), transfer)
     settings = AnalyzeSettings(policy="tau-airline")
-    failed = trace_entry(load_trace(_write(tmp_path, "failed", *steps, reward=0.0)), settings)
+    failed = analyze_trace(load_trace(_write(tmp_path, "failed", *steps, reward=0.0)), settings)
     assert failed["diagnosis"]["category"] == "Intent Not Supported"
     assert (failed["diagnosis"]["step"], failed["diagnosis"]["call"], failed["diagnosis"]["rule"]) == (
         2,
         0,
         "final:handover",
     )
-    passed = trace_entry(load_trace(_write(tmp_path, "passed", *steps, reward=1.0)), settings)
+    passed = analyze_trace(load_trace(_write(tmp_path, "passed", *steps, reward=1.0)), settings)
     assert passed["diagnosis"] is None and passed["findings"] == []

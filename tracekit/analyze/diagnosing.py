@@ -28,6 +28,7 @@ from tracekit.diagnose.critical import (
 from tracekit.diagnose.talked_past import may_talk_past
 
 if TYPE_CHECKING:
+    from tracekit.results.diagnosis import Diagnosis
     from tracekit.trace import Trace
 
 
@@ -50,8 +51,8 @@ def failed_by_outcome(trace: Trace, verdict: Any) -> list[str]:
 
 def diagnose_entry(
     trace: Trace, findings: list[Finding], verdict: Any, policy: Policy | None
-) -> tuple[list[Finding], dict[str, Any] | None]:
-    """The violations as findings (appended to ``findings``) and the plain ``diagnosis`` (None: not failed).
+) -> tuple[list[Finding], Diagnosis | None]:
+    """The violations as findings (appended to ``findings``) and the ``diagnosis`` (None: not failed).
     ``verdict``: the verdict as a dict or a results model (both read with ``[key]`` and ``.get``)."""
     why = failed_by_outcome(trace, verdict)
     if not (why or policy is not None or _worth_reading(trace)):
@@ -77,7 +78,7 @@ def diagnose_entry(
     if attribution is not None:
         _put(attribution, "critical_step", diagnosis.step)
         _put(attribution, "critical_call", diagnosis.call)
-    return findings, diagnosis.model_dump(mode="json")
+    return findings, diagnosis
 
 
 def _put(record: Any, key: str, value: Any) -> None:

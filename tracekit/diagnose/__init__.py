@@ -12,9 +12,9 @@
 from tracekit.diagnose.conversation import CallStep, Conversation, Turn
 from tracekit.diagnose.critical import diagnose
 from tracekit.diagnose.invariants import trace_violations
-from tracekit.diagnose.model import Diagnosis, EvidenceStep
 from tracekit.diagnose.policy import Policy, PolicyError, load_policy, policy_schema
 from tracekit.diagnose.violation import CATEGORIES, Category, Violation
+from tracekit.results.diagnosis import Diagnosis, EvidenceStep
 
 __all__ = [
     "CATEGORIES",

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from tracekit.diagnose.model import Diagnosis, EvidenceStep
 from tracekit.diagnose.violation import (
     ADHERENCE,
     GUARDRAILS,
@@ -34,6 +33,7 @@ from tracekit.diagnose.violation import (
     Category,
     Violation,
 )
+from tracekit.results.diagnosis import Diagnosis, EvidenceStep
 
 if TYPE_CHECKING:
     from tracekit.diagnose.conversation import Conversation

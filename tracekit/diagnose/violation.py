@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tracekit.diagnose.model import CATEGORIES, Category
+from tracekit.results.diagnosis import CATEGORIES, Category
 
 __all__ = ["CATEGORIES", "Category", "Violation"]
 

@@ -18,11 +18,11 @@ from typing import Any
 import orjson
 
 from tracekit.analyze.graph import build_graph
-from tracekit.analyze.results_model import ToolCallEntry
 from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
 from tracekit.report.runs import Finding, Run
 from tracekit.report.svg import GraphEdge, GraphNode
+from tracekit.results.model import ToolCallEntry
 from tracekit.trace import (
     AgentRun,
     AssistantMessage,

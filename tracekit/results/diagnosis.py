@@ -1,17 +1,18 @@
 """The ``diagnosis`` of a failed trace in the analyze JSON: where it went wrong first, and why.
 
-Self-contained (pydantic only), so that the results models can import it from any layer.
-
 ``traces[].diagnosis`` (left out when None: a trace that did not fail, or one analyzed before diagnoses
-existed, writes the same bytes as before). Made by ``tracekit.diagnose.critical.diagnose``; the rule that
-picks the critical step is documented there and in ``docs/diagnosis.md``.
+existed, writes the same bytes as before). Made by ``tracekit.diagnose.critical.diagnose``, which reads the
+taxonomy (``Category``) from here; the rule that picks the critical step is documented there and in
+``docs/diagnosis.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tracekit.results.base import ResultModel, omit_if_empty, omit_if_none
 
 Category = Literal[
     "Instruction/Plan Adherence Failure",
@@ -30,49 +31,17 @@ Category = Literal[
 CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
 
 
-def _none(value: Any) -> bool:
-    return value is None
-
-
-def _empty(value: Any) -> bool:
-    return not value
-
-
-class DiagnosisModel(BaseModel):
-    """Base of the diagnosis models: keys a newer tracekit adds are kept, as in every results model."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def __getitem__(self, key: str) -> Any:
-        """JSON-style read access, as every results model has: ``trace["diagnosis"]["step"]``."""
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        extra = self.__pydantic_extra__ or {}
-        if key in extra:
-            return extra[key]
-        raise KeyError(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``self[key]``, or ``default`` when the JSON has no such key."""
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-
-class EvidenceStep(DiagnosisModel):
+class EvidenceStep(ResultModel):
     """One link of the evidence chain: an invariant broken (or a finding) at one step."""
 
     rule: str = Field(description="The invariant or finding: schema:required, policy:confirmation, retry_storm, ...")
     step: int | None = Field(description="message_index where it happened (null: the trace as a whole).")
-    call: int | None = Field(default=None, exclude_if=_none, description="The tool call's index, when a call broke it.")
+    call: int | None = omit_if_none(description="The tool call's index, when a call broke it.")
     message: str = Field(description="What was broken, in a sentence.")
-    depends_on: list[int] = Field(
-        default_factory=list, exclude_if=_empty, description="Earlier steps (message indexes) its evidence rests on."
-    )
+    depends_on: list[int] = omit_if_empty("Earlier steps (message indexes) its evidence rests on.")
 
 
-class Diagnosis(DiagnosisModel):
+class Diagnosis(ResultModel):
     """Where a failed trace went wrong first: the critical step, its AgentRx category, the evidence."""
 
     step: int | None = Field(description="message_index of the critical step (null: no evidence names one).")

@@ -8,7 +8,7 @@ Schema for other tools. The document::
      "traces": [{"trace_id", "session", "source", "meta", "case_id", "run", "group", "repeat", "stats",
                  "tool_calls", "findings", "verdict", "problems", "trace_file"}, ...],
      "problems": ["file:line: what", ...],
-     "summary": {...}}                         # tracekit.analyze.summary_model.ResultsSummary
+     "summary": {...}}                         # tracekit.results.summary.ResultsSummary
 
 Reading is strict about types and tolerant about age: fields added after the first release have defaults
 (an older results file still reads), and keys a model does not declare are kept.
@@ -26,10 +26,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from tracekit.analyze.json_model import Number, ResultModel, omit_if_empty, omit_if_none
-from tracekit.analyze.summary_model import ResultsSummary
-from tracekit.diagnose.model import Diagnosis
 from tracekit.errors import ResultsError, StorageError
+from tracekit.results.base import Number, ResultModel, omit_if_empty, omit_if_none
+from tracekit.results.diagnosis import Diagnosis
+from tracekit.results.summary import ResultsSummary
 from tracekit.storage import is_url, local, read_bytes
 
 VerdictResult = Literal["pass", "acceptable", "fail", "pending"]
