@@ -22,6 +22,7 @@ from tracekit.analyze.detectors import Finding, detect, resolve_options
 from tracekit.analyze.diagnosing import diagnose_entry, policy_named
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+from tracekit.analyze.tool_side import tool_side_stats
 from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
 from tracekit.trace import Trace
 
@@ -157,6 +158,7 @@ def analyze_trace(
         diagnosis=diagnosis,
         problems=problems,
         trace_file=settings.sources.trace_file(path) if path is not None else None,
+        tool_side=tool_side_stats(trace),
     )  # fmt: skip
 
 

@@ -264,6 +264,10 @@ class TraceResult(ResultModel):
         description="Where the report reads the trace file: relative to the folder of the results file (to the "
         "working directory when the results went to standard output), absolute when it cannot be relative."
     )
+    tool_side: dict[str, Any] | None = omit_if_none(
+        description="What the MCP tool servers really did (``tracekit mcp record``): servers, tool calls, errors, "
+        "latency and each call's detail; left out for a trace with no recorded MCP traffic."
+    )
 
     @property
     def result(self) -> VerdictResult | None:
