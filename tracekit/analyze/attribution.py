@@ -22,6 +22,14 @@ another signal.
 The primary type is that of the first Fail clause (in the seed's order) a signal meets; the clause's
 words decide its type. The two families, stuck (循环, 死锁) and give-up (过早放弃, 放弃无说明), need fixes in
 opposite directions and are never summed.
+
+A Fail line that names the repetition itself (C4-LD-01's 「Fail：重试超过 5 次 / 未识别出重复操作」) is met by its
+second branch as well as by its count: ``repetition_check`` fails a run that issued the same failing call
+(same tool, same arguments) more times than the Pass line's range of failures allows (「在 3-4 次失败后停止重试」)
+and never fell back (no other call after them, no question to the user), though its retries do not exceed
+five. The attribution of such a run names the same calls, and ``tracekit.analyze.diagnosing`` gives the trace's
+diagnosis the same critical step (``critical_step``, ``critical_call`` in the record): one answer to "where
+did it go wrong".
 """
 
 from __future__ import annotations
@@ -31,12 +39,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze import counts
+from tracekit.analyze.check import Check
 from tracekit.analyze.recovery import looks_empty, recovery_episodes
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
-    from tracekit.analyze.check import Check
     from tracekit.analyze.detectors import Finding
+    from tracekit.analyze.graph import CallNode
 
 FAILURE_TYPES = {
     "loop": "循环",
@@ -109,6 +118,54 @@ _CLAUSE_KINDS: list[tuple[re.Pattern[str], str]] = [
 _SYSTEMIC = re.compile(r"503|5\d\d|unavailable|不可用|outage|故障", re.I)
 
 
+#: The Fail-line branch about repetition itself (seed 004, C4-LD-01: 「Fail：重试超过 5 次 / 未识别出重复操作」).
+REPETITION_CLAUSE = "未识别出重复操作"
+
+
+def repetition_check(run: CaseRun) -> Check | None:
+    """The failed ``fail_line:未识别出重复操作`` check of a run that meets that Fail branch (module docstring),
+    else None (the case has no such branch, no tier bounds the tool's calls, or the run fell back)."""
+    criteria = run.case.criteria
+    if criteria is None or REPETITION_CLAUSE not in criteria.fail:
+        return None
+    groups: dict[str, list[CallNode]] = {}
+    for node in run.judged:
+        if node.has_result and node.is_error:
+            groups.setdefault(node.key, []).append(node)
+    for nodes in sorted(groups.values(), key=len, reverse=True):
+        tiers = run.case.expect.tool_counts.get(nodes[0].tool)
+        bound = tiers.pass_.max if tiers is not None else None
+        if bound is None or len(nodes) <= bound or _fell_back(run, nodes):
+            continue
+        return Check(
+            f"fail_line:{REPETITION_CLAUSE}",
+            "fail",
+            f"{nodes[0].tool} failed {len(nodes)} times with identical arguments, more than the Pass line's "
+            f"{bound} failures, and the agent neither changed course nor asked the user: the Fail line's branch "
+            f"「{REPETITION_CLAUSE}」 is met, although its retries ({len(nodes) - 1}) do not exceed five",
+            calls=[node.index for node in nodes],
+            expected={"identical_failures": {"max": bound}, "or": "a fallback after them"},
+            actual=len(nodes),
+        )
+    return None
+
+
+def _met_by_repetition_only(checks: list[Check]) -> bool:
+    """The repetition branch failed and no count check did (the retries stayed within the count)."""
+    failed = {check.name for check in checks if check.result == "fail"}
+    counted = any(name.startswith("tool_counts:") or name in ("retries", "call_count") for name in failed)
+    return f"fail_line:{REPETITION_CLAUSE}" in failed and not counted
+
+
+def _fell_back(run: CaseRun, nodes: list[CallNode]) -> bool:
+    """Whether the agent did something else after the last of ``nodes``: another call, or asked the user."""
+    last = nodes[-1]
+    if any(node.index > last.index and node.key != last.key for node in run.judged):
+        return True
+    answer = run.final_answer
+    return "?" in answer or "？" in answer
+
+
 @dataclass
 class Signal:
     """Evidence that a run failed in one of the five ways."""
@@ -138,6 +195,8 @@ def attribute(run: CaseRun, result: str, checks: list[Check], findings: list[Fin
     category = run.case.category
     criteria = run.case.criteria
     clauses = [part.strip() for part in re.split(r"\s+/\s+", criteria.fail)] if criteria is not None else []
+    if _met_by_repetition_only(checks):  # the branch that was met, not the count the run stayed within
+        clauses.sort(key=lambda text: REPETITION_CLAUSE not in text)
     primary, clause = signals[0], None
     for text in clauses:
         kind = clause_kind(text, category)
@@ -193,6 +252,10 @@ def collect_signals(run: CaseRun, checks: list[Check], findings: list[Finding]) 
             signal = _count_signal(run, name, check, stuck)
             if signal is not None:
                 signals.append(signal)
+    branch = failed.get(f"fail_line:{REPETITION_CLAUSE}")
+    if branch is not None and not any(signal.kind == "loop" for signal in signals):
+        symptom = f"重试了 {len(branch.calls)} 次相同的工具调用"
+        signals.append(Signal("loop", "identical_failing", symptom, {"calls": branch.calls, "checks": [branch.name]}))
     for finding in findings:
         if finding.kind == "repeated_call" and not any(signal.kind == "loop" for signal in signals):
             count = len(finding.calls) + len(finding.context_calls)

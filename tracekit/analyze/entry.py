@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
+from tracekit.analyze.diagnosing import diagnose_entry, policy_named
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.tool_side import tool_side_stats
@@ -52,6 +53,9 @@ class AnalyzeSettings:
     """How ``source`` and ``trace_file`` name each file (the PATH arguments and the results file's folder)."""
     keep_results: bool = False
     """Keep each entry as a model in its outcome (for reports handed the results in memory)."""
+    policy: str | None = None
+    """The domain policy (``--policy``: a file's absolute path or a shipped policy's name); None: the schema
+    invariants and errors talked past only (``tracekit.diagnose``)."""
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -131,6 +135,8 @@ def analyze_trace(
                     f"{', '.join(node.tool for node in run.judged)} (过度工具化); answer directly.",
                 )
             )
+    policy = policy_named(settings.policy) if settings.policy is not None else None
+    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy)
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return TraceResult.built(
@@ -149,6 +155,7 @@ def analyze_trace(
         findings=[_finding_entry(finding) for finding in findings],
         guard=[_guard_entry(record) for record in trace.kind("guard")],
         verdict=verdict,
+        diagnosis=diagnosis,
         problems=problems,
         trace_file=settings.sources.trace_file(path) if path is not None else None,
         tool_side=tool_side_stats(trace),

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tracekit.analyze.attribution import attribute
+from tracekit.analyze.attribution import attribute, repetition_check
 from tracekit.analyze.check import GRADES, UNDECIDED, Check
 from tracekit.analyze.checks import evaluate_expect
 from tracekit.analyze.combine import combined_verdict
@@ -99,6 +99,9 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
         checks.insert(0, Check("trace_complete", "pending",
                                f"line {unfinished.line} is torn: the writer did not finish this trace, so what "
                                "the agent did last is missing; record the run again (tracekit run resumes it)"))
+    repetition = repetition_check(run)
+    if repetition is not None:
+        checks.append(repetition)
     if run.history_problem is not None:
         checks.insert(0, Check("history", "info", run.history_problem))
     uses_judge = run.case.uses_judge

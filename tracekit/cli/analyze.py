@@ -82,6 +82,13 @@ PROGRESS_FROM = 20
     help="Never call the judge, even with --judge-model (which then only picks whose kept verdicts to use); "
     "verdicts not kept stay pending.",
 )
+@click.option(
+    "--policy",
+    "policy",
+    metavar="FILE|NAME",
+    help="Check every trace against a domain policy (YAML, docs/diagnosis.md; shipped: tau-airline, tau-retail) "
+    "and diagnose where failed traces went wrong.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[str, ...],
@@ -102,6 +109,7 @@ def analyze(
     judge_store: str | None,
     judge_model: str | None,
     judge_offline: bool,
+    policy: str | None,
     progress: bool | None,
 ) -> None:
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
@@ -155,6 +163,8 @@ def analyze(
     if analysis.judge_note:
         click.echo(analysis.judge_note, err=True)
     settings, files, bad_case_files = analysis.settings, analysis.files, len(analysis.library_problems)
+    if policy is not None:
+        settings = replace(settings, policy=_policy(policy))
     many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
     show_progress = progress if progress is not None else (many and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
@@ -186,6 +196,19 @@ def analyze(
     failing = {"fail"} if fail_on == "fail" else {"fail", "acceptable"} if fail_on == "acceptable" else set()
     if any(outcome.results.get(result) for result in failing):
         sys.exit(EXIT_CHECK_FAILED)
+
+
+def _policy(name: str) -> str:
+    """``--policy``: a file (as an absolute path, for worker processes) or a shipped policy's name, checked."""
+    from tracekit.diagnose import PolicyError, load_policy
+
+    given = Path(name)
+    resolved = str(given.resolve()) if given.exists() else name
+    try:
+        load_policy(resolved)
+    except PolicyError as exc:
+        raise InputError(f"--policy: {exc}") from exc
+    return resolved
 
 
 def _open_output(stack: contextlib.ExitStack, json_path: str | None) -> IO[bytes] | None:

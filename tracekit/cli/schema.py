@@ -1,7 +1,7 @@
 """``tracekit schema``: the JSON Schemas of what tracekit writes and reads, for other tools to work with.
 
-``results`` is the analyze JSON, ``trace`` one line of a trace file, ``guard`` the guard file (a YAML
-language server can check a guard file against it as it is typed).
+``results`` is the analyze JSON, ``trace`` one line of a trace file, ``guard`` the guard file and ``policy``
+a policy file (a YAML language server can check those two against them as they are typed).
 """
 
 from __future__ import annotations
@@ -61,6 +61,18 @@ def guard() -> None:
     document = GuardConfig.model_json_schema()
     document["properties"]["findings"]["propertyNames"] = {"enum": list(REGISTRY)}  # (checked by a validator)
     _echo({**document, "title": "tracekit guard file"})
+
+
+@schema.command()
+def policy() -> None:
+    """The JSON Schema (draft 2020-12) of a policy file (`tracekit analyze --policy FILE`, docs/diagnosis.md).
+
+    The file is YAML; an editor's YAML language server can check it against this schema as it is typed.
+    Unknown keys are refused, so a misspelt rule is an error rather than a rule that never runs.
+    """
+    from tracekit.diagnose import policy_schema
+
+    _echo({**policy_schema(), "title": "tracekit policy file"})
 
 
 def _echo(document: dict[str, Any]) -> None:

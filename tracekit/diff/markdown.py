@@ -1,6 +1,7 @@
 """The diff as Markdown short enough for a pull-request comment: the counts, then only regressions and
-improvements (each with its verdict change, calls added/removed/changed and findings that appeared), each
-linked to its page of the HTML diff when one was written."""
+improvements (each with its verdict change, calls added/removed/changed, findings that appeared and where
+the critical step moved), then the other pairs whose critical step moved or changed category, each linked to
+its page of the HTML diff when one was written."""
 
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def render_diff_markdown(diff: Diff, link: Callable[[Pair], str | None] | None =
         lines += [f"- {mark} {_line(pair, link(pair) if link else None)}" for pair in pairs[:MAX_ROWS]]
         if len(pairs) > MAX_ROWS:
             lines.append(f"- … and {len(pairs) - MAX_ROWS} more")
+    shown = ("regression", "improvement")
+    moved = [pair for pair in diff.pairs if pair.critical_step is not None and pair.change not in shown]
+    if moved:
+        lines += ["", f"**Critical step changed ({len(moved)}):**"]
+        lines += [f"- {_line(pair, link(pair) if link else None)}" for pair in moved[:MAX_ROWS]]
+        if len(moved) > MAX_ROWS:
+            lines.append(f"- … and {len(moved) - MAX_ROWS} more")
     if index:
         lines += ["", f"Every pair: [the HTML diff]({_target(index)})."]
     return "\n".join(lines) + "\n"
@@ -46,6 +54,11 @@ def _line(pair: Pair, page: str | None) -> str:
         text += f"; calls: {moves}"
     if pair.findings_appeared:
         text += "; new findings: " + ", ".join(f"`{_code(kind)}`" for kind in pair.findings_appeared)
+    critical = pair.critical_step
+    if critical is not None:
+        where = {side: f"step {getattr(critical.step, side)} ({getattr(critical.category, side)})"
+                 if getattr(critical.step, side) is not None else "none" for side in ("base", "new")}  # fmt: skip
+        text += f"; critical step {critical.change.replace('_', ' ')}: {where['base']} → {where['new']}"
     return text
 
 

@@ -70,6 +70,22 @@ class Sides(BaseModel):
     new: Any = Field(description="In the new results.")
 
 
+class CriticalStep(BaseModel):
+    """Where each side went wrong first (``traces[].diagnosis``), and how that changed."""
+
+    change: Literal["moved", "category", "moved_and_category", "appeared", "gone"] = Field(
+        description="moved (another step), category (same step, another AgentRx category), both, appeared "
+        "(only the new trace went wrong somewhere), gone (only the base trace did)."
+    )
+    step: Sides = Field(description="The critical step (message index) on each side (null: none).")
+    category: Sides = Field(description="Its AgentRx category on each side (null: no diagnosis).")
+    rule: Sides = Field(description="The invariant or finding that decided it on each side.")
+
+
+def _none(value: Any) -> bool:
+    return value is None
+
+
 class Pair(BaseModel):
     """One case × group × repeat in both results and what changed."""
 
@@ -89,6 +105,12 @@ class Pair(BaseModel):
     tool_calls: Sides = Field(description="Tool calls on each side.")
     latency_ms: Sides = Field(description="Model latency summed over the trace's model calls (null: unknown, "
                               "e.g. the trace file was not read).")  # fmt: skip
+    critical_step: CriticalStep | None = Field(
+        default=None,
+        exclude_if=_none,
+        description="When the critical step of a failed trace moved or changed category (tracekit.diagnose); left "
+        "out when it did not change.",
+    )
     _traces: tuple[TraceResult | None, TraceResult | None] = PrivateAttr(default=(None, None))
 
     @property
@@ -261,9 +283,30 @@ def _pair(key: Key, old: TraceResult | None, now: TraceResult | None, before: li
         latency_ms=Sides(
             base=latency(old, "base") if latency and old else None, new=latency(now, "new") if latency and now else None
         ),
+        critical_step=critical_change(old, now),
     )
     pair._traces = (old, now)
     return pair
+
+
+def critical_change(old: TraceResult | None, now: TraceResult | None) -> CriticalStep | None:
+    """How the critical step changed between two paired traces (None: unchanged, or a side is missing)."""
+    if old is None or now is None:
+        return None
+    before, after = getattr(old, "diagnosis", None), getattr(now, "diagnosis", None)
+    step = Sides(base=before.step if before else None, new=after.step if after else None)
+    category = Sides(base=before.category if before else None, new=after.category if after else None)
+    if step.base is None and step.new is None:
+        return None
+    if step.base is None or step.new is None:
+        change = "appeared" if step.base is None else "gone"
+    else:
+        moved, recategorized = step.base != step.new, category.base != category.new
+        if not (moved or recategorized):
+            return None
+        change = "moved_and_category" if moved and recategorized else "moved" if moved else "category"
+    rule = Sides(base=before.rule if before else None, new=after.rule if after else None)
+    return CriticalStep(change=change, step=step, category=category, rule=rule)
 
 
 def _verdict(trace: TraceResult | None) -> str | None:

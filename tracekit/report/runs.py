@@ -213,6 +213,11 @@ class Run:
         return self.entry.verdict.scores.attribution if self.entry.verdict is not None else None
 
     @property
+    def diagnosis(self) -> Any:
+        """Where a failed trace went wrong first (``traces[].diagnosis``: critical step, category, evidence)."""
+        return getattr(self.entry, "diagnosis", None)
+
+    @property
     def failure_modes(self) -> list[str]:
         """The attributed failure modes of the verdict."""
         return list(dict.fromkeys(self.entry.verdict.failure_modes)) if self.entry.verdict is not None else []

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 
 from tracekit.errors import ResultsError, StorageError
 from tracekit.results.base import Number, ResultModel, omit_if_empty, omit_if_none
+from tracekit.results.diagnosis import Diagnosis
 from tracekit.results.summary import ResultsSummary
 from tracekit.storage import is_url, local, read_bytes
 
@@ -255,6 +256,9 @@ class TraceResult(ResultModel):
         "What the live guard noticed and did while the session was recorded, in order (left out when none)."
     )
     verdict: Verdict | None = Field(description="The case verdict; null for a trace bound to no case.")
+    diagnosis: Diagnosis | None = omit_if_none(
+        description="Where a failed trace went wrong first (tracekit.diagnose; left out when it did not fail)."
+    )
     problems: list[str] = Field(default_factory=list, description="Unreadable lines and binding problems.")
     trace_file: str | None = omit_if_none(
         description="Where the report reads the trace file: relative to the folder of the results file (to the "

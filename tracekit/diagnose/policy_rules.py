@@ -1,0 +1,307 @@
+"""Policy invariants over the calls of a trace: confirmation, proposal, preconditions, transfer, limits.
+
+Each function reads the ``Conversation`` and the ``Policy`` and returns the violations in order. The rules
+(``docs/diagnosis.md``):
+
+- ``policy:confirmation``: a call of a confirmed class (a write) needs a user message with an explicit
+  confirmation after the previous successful such call (or the start) and before it; or a confirmed
+  proposal that named it (every ``proposal_fields`` value of it) along with earlier writes (the same tool on
+  the same target again needs a confirmation of its own);
+- ``policy:proposal``: the write's ``proposal_fields`` values must appear in what the agent said between the
+  last write and the user's confirmation, or be unchanged from the state it read (what was proposed is what
+  is done);
+- ``policy:precondition``: an earlier successful call of a required tool, with the same values of the
+  named arguments; ``policy:precondition_state``: its latest result must satisfy ``holds``;
+- ``policy:after_final``: nothing but an answer after a transfer (a ``final`` class);
+- ``policy:limit``: at most N calls of a tool (per argument value);
+- ``policy:one_at_a_time``: calls of a listed class issued one per message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from tracekit.diagnose.conversation import CallStep, Conversation, Turn
+from tracekit.diagnose.policy import Policy, Precondition
+from tracekit.diagnose.violation import ADHERENCE, MISALIGNED, MISREAD, Violation
+
+
+def policy_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """Every policy violation of the conversation, in step order."""
+    found = [
+        *confirmation_violations(conversation, policy),
+        *precondition_violations(conversation, policy),
+        *after_final_violations(conversation, policy),
+        *limit_violations(conversation, policy),
+        *one_at_a_time_violations(conversation, policy),
+    ]
+    return sorted(found, key=Violation.sort_key)
+
+
+def confirmation_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """``policy:confirmation`` and ``policy:proposal`` of every write."""
+    rule = policy.confirmation
+    if rule is None:
+        return []
+    writes = policy.members(rule.classes)
+    violations: list[Violation] = []
+    since = -1  # the step of the last write that succeeded (a failed one changed nothing: its retry is covered)
+    for call in conversation.calls:
+        if call.name not in writes:
+            continue
+        confirmed = _confirmation(conversation, call, since, rule.phrases, rule.proposal_fields, writes)
+        if call.succeeded:
+            since = call.step
+        if confirmed is None:
+            violations.append(Violation(
+                "policy_violation", "policy:confirmation", call.step, call.index,
+                f"call #{call.index} {call.name} writes without the user's explicit confirmation since the last "
+                "write; list the action's details and wait for a yes.", ADHERENCE))  # fmt: skip
+            continue
+        proposal = conversation.assistant_text_before(confirmed.step)
+        # What was proposed: everything the agent said since the last write, up to the confirmation (a
+        # proposal is often made, discussed and asked again in a shorter message).
+        start = _last_write_before(conversation, writes, confirmed.step)
+        said = "\n".join(turn.text for turn in conversation.turns
+                         if turn.role == "assistant" and start < turn.step < confirmed.step)  # fmt: skip
+        kept = _state_text(conversation.calls, call)
+        missing = _not_proposed(call.arguments, rule.proposal_fields, said, kept)
+        if missing:
+            shown = ", ".join(f"{name}={value!r}" for name, value in missing[:3])
+            at = proposal.step if proposal is not None else confirmed.step
+            violations.append(Violation(
+                "policy_violation", "policy:proposal", call.step, call.index,
+                f"call #{call.index} {call.name} does what the user did not confirm: {shown} is not in the proposal "
+                f"of message {at} that the user confirmed in message {confirmed.step}.", MISALIGNED,
+                (at, confirmed.step)))  # fmt: skip
+    return violations
+
+
+def _last_write_before(conversation: Conversation, writes: set[str], step: int) -> int:
+    """The step of the last successful write before ``step`` (-1: none)."""
+    return max((call.step for call in conversation.calls
+                if call.name in writes and call.succeeded and call.step < step), default=-1)  # fmt: skip
+
+
+def _confirmation(
+    conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str], writes: set[str]
+) -> Turn | None:
+    """The user turn that confirmed ``call``: the last confirming turn since the last successful write, or an
+    earlier one whose proposal named this write too, every ``proposal_fields`` value of it (several writes
+    proposed and confirmed together)."""
+    confirming = [turn for turn in conversation.user_turns_between(-1, call.step) if confirms(turn.text, phrases)]
+    if not confirming:
+        return None
+    last = confirming[-1]
+    if last.step > since:
+        return last
+    start = _last_write_before(conversation, writes, last.step)
+    said = _normal("\n".join(turn.text for turn in conversation.turns
+                              if turn.role == "assistant" and start < turn.step < last.step))  # fmt: skip
+    named = [value for _, value in _leaves(call.arguments, set(fields))]
+    if not named or _not_proposed(call.arguments, fields, said, _state_text(conversation.calls, call)):
+        return None  # not one of the actions that proposal named
+    # Proposed together with the writes done since (another action, or another target): the same write on
+    # the same target again (same tool, same first proposal field value) needs its own confirmation.
+    done = [earlier for earlier in conversation.calls
+            if last.step < earlier.step < call.step and earlier.succeeded and earlier.name in writes]  # fmt: skip
+    targets = {(earlier.name, next((v for _, v in _leaves(earlier.arguments, set(fields))), None)) for earlier in done}
+    return None if (call.name, named[0]) in targets else last
+
+
+def precondition_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """``policy:precondition`` and ``policy:precondition_state`` of every call."""
+    violations: list[Violation] = []
+    for position, call in enumerate(conversation.calls):
+        for pre in policy.preconditions:
+            if call.name not in policy.tools_of(pre.tool):
+                continue
+            violation = _precondition(conversation.calls[:position], call, pre, policy)
+            if violation is not None:
+                violations.append(violation)
+                break
+    return violations
+
+
+def _precondition(earlier: list[CallStep], call: CallStep, pre: Precondition, policy: Policy) -> Violation | None:
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    because = f" ({pre.because})" if pre.because else ""
+    if not pre.required:
+        if pre.expression is not None and not pre.expression.evaluate(None, arguments):
+            return Violation(
+                "policy_violation",
+                "policy:precondition_state",
+                call.step,
+                call.index,
+                f"call #{call.index} {call.name}: its arguments break `{pre.holds}`{because}.",
+                ADHERENCE,
+            )
+        return None
+    required = policy.members(pre.required)
+    pairs = [part.partition("=") for part in pre.same]
+    matching = [
+        done for done in earlier
+        if done.name in required and done.succeeded and isinstance(done.arguments, dict)
+        and (done.result_step is None or done.result_step < call.step)
+        and all(arguments.get(name) == done.arguments.get(other or name) for name, _, other in pairs)
+    ]  # fmt: skip
+    if not matching:
+        same = f" with the same {', '.join(name for name, _, _ in pairs)}" if pairs else ""
+        return Violation("policy_violation", "policy:precondition", call.step, call.index,
+                         f"call #{call.index} {call.name} needs {' or '.join(pre.required)} to have succeeded "
+                         f"earlier{same}{because}.", ADHERENCE)  # fmt: skip
+    latest = matching[-1]
+    if pre.expression is not None and not pre.expression.evaluate(latest.result, arguments):
+        step = latest.result_step if latest.result_step is not None else latest.step
+        message = (f"call #{call.index} {call.name} acts although the result of call #{latest.index} "
+                   f"{latest.name} (message {step}) breaks `{pre.holds}`{because}.")  # fmt: skip
+        rule = "policy:precondition_state"
+        return Violation("policy_violation", rule, call.step, call.index, message, MISREAD, (step,))
+    return None
+
+
+def after_final_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """``policy:after_final``: a call after a successful transfer."""
+    finals = policy.members(policy.final)
+    transfer: CallStep | None = None
+    violations = []
+    for call in conversation.calls:
+        if transfer is not None and call.step > transfer.step:
+            violations.append(Violation(
+                "policy_violation", "policy:after_final", call.step, call.index,
+                f"call #{call.index} {call.name} comes after the transfer (call #{transfer.index} {transfer.name}); "
+                "after a transfer only an answer may follow.", ADHERENCE, (transfer.step,)))  # fmt: skip
+        elif transfer is None and call.name in finals and call.succeeded:
+            transfer = call
+    return violations
+
+
+def limit_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """``policy:limit``: the call past a tool's limit."""
+    violations = []
+    for limit in policy.limits:
+        tools = policy.tools_of(limit.tool)
+        seen: Counter[str] = Counter()
+        for call in conversation.calls:
+            if call.name not in tools:
+                continue
+            per = call.arguments.get(limit.per) if limit.per and isinstance(call.arguments, dict) else None
+            key = repr(per)
+            seen[key] += 1
+            if seen[key] == limit.limit + 1:
+                scope = f" for {limit.per}={per!r}" if limit.per else ""
+                because = f" ({limit.because})" if limit.because else ""
+                violations.append(Violation(
+                    "policy_violation", "policy:limit", call.step, call.index,
+                    f"call #{call.index} {call.name} is call {seen[key]} of {limit.tool}{scope}; at most "
+                    f"{limit.limit} allowed{because}.", ADHERENCE))  # fmt: skip
+    return violations
+
+
+def one_at_a_time_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
+    """``policy:one_at_a_time``: a second call of a listed class in the same message."""
+    if not policy.one_at_a_time:
+        return []
+    every = "*" in policy.one_at_a_time
+    tools = policy.members(policy.one_at_a_time)
+    violations = []
+    for turn in _assistant_turns(conversation.turns):
+        listed = [call for call in turn.calls if every or call.name in tools]
+        if len(listed) > 1:
+            second = listed[1]
+            violations.append(Violation(
+                "policy_violation", "policy:one_at_a_time", turn.step, second.index,
+                f"message {turn.step} issues {len(listed)} calls at once ({', '.join(c.name for c in listed)}); "
+                "make one call at a time.", ADHERENCE))  # fmt: skip
+    return violations
+
+
+def confirms(text: str, phrases: list[str]) -> bool:
+    """Whether ``text`` holds one of the confirmation ``phrases`` (words for Latin script, substrings else) that
+    no negation just before it in the same clause takes back ("I won't be able to proceed", "不确认")."""
+    for match in _phrase_pattern(tuple(phrases)).finditer(text):
+        clause = re.split(r"[.!?;,。！？；，\n]", text[max(0, match.start() - 40) : match.start()])[-1]
+        if not _NEGATION.search(clause):
+            return True
+    return False
+
+
+_NEGATION = re.compile(r"(?<!\w)(?:not|no|never|don't|won't|can't|cannot|n't)(?!\w)|n't\b|不|别|没", re.IGNORECASE)
+
+
+@lru_cache(maxsize=32)
+def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    parts = [rf"(?<!\w){re.escape(p)}(?!\w)" if p.isascii() else re.escape(p) for p in phrases if p]
+    return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
+
+
+def _assistant_turns(turns: list[Turn]) -> Iterator[Turn]:
+    return (turn for turn in turns if turn.role == "assistant")
+
+
+def _not_proposed(arguments: Any, fields: list[str], proposal: str, kept: str) -> list[tuple[str, Any]]:
+    """(field, value) of the proposal fields whose value the proposal text does not mention and the state the
+    agent read (``kept``: what stays as it was need not be proposed) does not hold."""
+    if not fields:
+        return []
+    text = _normal(proposal)
+    return [(name, value) for name, value in _leaves(arguments, set(fields))
+            if not _mentioned(value, text) and not _mentioned(value, kept)]  # fmt: skip
+
+
+def _state_text(calls: list[CallStep], write: CallStep) -> str:
+    """The results of the earlier successful calls made with one of the write's own argument values (the
+    reservation or order it acts on, as the agent read it), as normalized text."""
+    if not isinstance(write.arguments, dict):
+        return ""
+    own = {(key, repr(value)) for key, value in write.arguments.items() if isinstance(value, (str, int))}
+    texts = [
+        call.result_text or "" for call in calls
+        if call.index < write.index and call.succeeded and isinstance(call.arguments, dict)
+        and any((key, repr(value)) in own for key, value in call.arguments.items())
+    ]  # fmt: skip
+    return _normal("\n".join(texts))
+
+
+def _leaves(value: Any, fields: set[str], name: str | None = None) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _leaves(inner, fields, key)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _leaves(inner, fields, name)
+    elif name in fields and value is not None and not isinstance(value, bool):
+        yield name, value
+
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december"]  # fmt: skip
+
+
+_NUMBER_WORDS = {0: ("zero", "no", "零"), 1: ("one", "a single", "一"), 2: ("two", "二", "两"), 3: ("three", "三"),
+                 4: ("four", "四"), 5: ("five", "五"), 6: ("six", "六"), 7: ("seven", "七"), 8: ("eight", "八"),
+                 9: ("nine", "九"), 10: ("ten", "十")}  # fmt: skip
+
+
+def _mentioned(value: Any, text: str) -> bool:
+    if isinstance(value, (int, float)):
+        number = f"{value:g}" if isinstance(value, float) else str(value)
+        if re.search(rf"(?<![\d.]){re.escape(number)}(?:\.0+)?(?!\d)", text.replace(",", "")) is not None:
+            return True
+        words = _NUMBER_WORDS.get(int(value), ()) if float(value).is_integer() else ()
+        return any(re.search(rf"(?<!\w){word}(?!\w)" if word.isascii() else word, text) for word in words)
+    if _normal(str(value)) in text:
+        return True
+    date = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", str(value))
+    if date is not None:
+        month, day = _MONTHS[int(date.group(2)) - 1], int(date.group(3))
+        return re.search(rf"{month}\s+{day}(?!\d)|(?<!\d){day}(?:st|nd|rd|th)?\s+(?:of\s+)?{month}", text) is not None
+    return False
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[\s_]+", " ", text.lower())
