@@ -22,6 +22,8 @@ and where (file, line, field), so that a person knows what to fix::
      ├── JudgeCallError        a judge request that got no answer (API error, replay miss)
      ├── LabelsError           a human-labels file that cannot be read (file, line)
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
+     ├── PolicyError           a policy file that cannot be used (file, line, field)
+     │    └── ExpressionError       an expression of a policy that does not parse (its position)
      ├── OptionsError          a command's options that cannot be used (tracekit.application)
      ├── PluginError           an installed extension (entry point) that cannot be loaded or used
      ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
@@ -113,6 +115,14 @@ class LabelsError(TracekitError):
 
 class GuardConfigError(TracekitError):
     """A guard file that cannot be used (the message names the file, the line and the field)."""
+
+
+class PolicyError(TracekitError):
+    """A policy file that cannot be read or does not fit the ``Policy`` model (``tracekit.diagnose``)."""
+
+
+class ExpressionError(PolicyError):
+    """An expression of a policy file that does not parse (the message names the position)."""
 
 
 class OptionsError(TracekitError):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracekit.diagnose.expressions import ExpressionError, parse_expression
+from tracekit.diagnose.expressions import parse_expression
+from tracekit.errors import ExpressionError
 
 RESULT = {"status": "pending", "total": 12.5, "items": [{"id": "a"}, {"id": "b"}], "tags": ["x"], "note": None}
 

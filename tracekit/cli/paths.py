@@ -61,7 +61,7 @@ def no_input_found(path: str | Path) -> InputError:
 def trace_files_in(paths: Iterable[str | Path]) -> list[Path]:
     """The trace files in ``paths`` (files, folders, URLs), refusing (exit status 2) a path that does not
     exist or holds none: one path without traces is a mistake even when another has some."""
-    from tracekit.trace import trace_files
+    from tracekit.trace import trace_files  # the trace models load when a command runs, not for --help
 
     found: list[Path] = []
     for path in paths:
@@ -84,7 +84,7 @@ def case_library(option: str, cases_dir: str | Path | None) -> None:
     where = local(str(cases_dir))
     if is_url(where):
         return
-    from tracekit.cases.loader import case_files
+    from tracekit.cases.loader import case_files  # the case models load when a command runs, not for --help
 
     folder = Path(where)
     named = f"{option} {cases_dir}" if option else str(cases_dir)

@@ -63,7 +63,7 @@ def record(
     --guard [FILE] watches each session live (loops, budgets; docs/guard.md), e.g.:
       tracekit record --upstream https://api.anthropic.com --port 0 --out traces --guard guard.yaml
     """
-    from tracekit.cli.paths import output_folder
+    from tracekit.cli.paths import output_folder  # (it loads the storage layer: not for --help)
 
     output_folder("--out", out_dir)
     serve_proxy(

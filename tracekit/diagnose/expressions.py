@@ -28,12 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tracekit.errors import TracekitError
-
-
-class ExpressionError(TracekitError):
-    """An expression of a policy file that does not parse (the message names the position)."""
-
+from tracekit.errors import ExpressionError
 
 _TOKEN = re.compile(
     r"""\s*(?:(?P<number>-?\d+(?:\.\d+)?)|(?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tracekit.diagnose.expressions import Expression, ExpressionError, parse_expression
-from tracekit.errors import TracekitError
+from tracekit.diagnose.expressions import Expression, parse_expression
+from tracekit.errors import ExpressionError, PolicyError
 from tracekit.safe_yaml import SafeLoader, safe_load_yaml
 
 SHIPPED = Path(__file__).resolve().parent / "policies"
@@ -34,10 +34,6 @@ CONFIRM_PHRASES = ["yes", "yeah", "yep", "confirm", "confirmed", "i confirm", "p
 #: How an agent asks for confirmation of what it proposes.
 REQUEST_PHRASES = ["confirm", "proceed", "shall i", "should i", "would you like", "do you want", "go ahead",
                    "确认", "是否", "要不要", "可以吗"]  # fmt: skip
-
-
-class PolicyError(TracekitError):
-    """A policy file that cannot be read or does not fit the ``Policy`` model."""
 
 
 class _Strict(BaseModel):
