@@ -72,6 +72,8 @@ class Column:
     name: str
     label: str
     numeric: bool = False
+    title: str = ""
+    """The header's tooltip, where the label is short for something longer."""
 
 
 #: The traces table of the index, the finding / mode / outcome lists and the case pages, left to right;
@@ -82,8 +84,8 @@ TRACE_COLUMNS = (
     Column("group", "group"),
     Column("repeat", "repeat"),
     Column("outcome", "outcome"),
-    Column("tool_calls", "tool calls", numeric=True),
-    Column("errors", "errors", numeric=True),
+    Column("tool_calls", "calls", numeric=True, title="tool calls"),
+    Column("errors", "errors", numeric=True, title="tool calls whose result was an error"),
     Column("tokens", "tokens", numeric=True),
     Column("findings", "findings"),
     Column("why", "why"),
