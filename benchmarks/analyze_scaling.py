@@ -170,12 +170,11 @@ def write_corpus(folder: Path, size: int, templates: list[list[bytes]]) -> int:
 def breakdown(folder: Path, repeats: int = 3) -> dict[str, float]:
     """In-process CPU milliseconds per trace of each stage, serially, best of ``repeats``: the orjson-only
     parse, reading the records into the pydantic models and into the mirrors analysis reads
-    (``load_trace(path, fast=True)``), the analysis of the mirrors into the plain entry
-    (``trace_entry``, what ``analyze_file`` writes for a trace bound to no case), and the entry's JSON
-    (``entry_json``) through the redaction."""
+    (``load_trace(path, fast=True)``), the analysis of the mirrors into the entry (``analyze_trace``: the
+    results model's objects), and the entry's JSON (``to_json_bytes``) through the redaction."""
     import orjson
 
-    from tracekit.analyze.entry import entry_json, trace_entry
+    from tracekit.analyze.entry import analyze_trace
     from tracekit.redact import default_redactor
     from tracekit.trace import load_trace
 
@@ -198,11 +197,11 @@ def breakdown(folder: Path, repeats: int = 3) -> dict[str, float]:
 
     def analyze() -> None:
         for path in files:
-            trace_entry(load_trace(path, fast=True))
+            analyze_trace(load_trace(path, fast=True))
 
     def serialize() -> None:
         for path in files:
-            redact(entry_json(trace_entry(load_trace(path, fast=True))))
+            redact(analyze_trace(load_trace(path, fast=True)).to_json_bytes())
 
     stages = {
         "parse": parse,

@@ -92,20 +92,15 @@ class RecordedVerdicts:
         return self._runs.get(case_id, [])
 
     def _analyze(self) -> dict[str, list[Run]]:
-        from tracekit.analyze.results import AnalyzeSettings, build_results
-        from tracekit.analyze.sources import SourceNames, trace_paths
-        from tracekit.cli.analyze import kept_judge
+        from tracekit.analyze.results import build_results
+        from tracekit.application import Analysis
         from tracekit.report.runs import runs_from_results, sort_runs
 
         try:
-            files = trace_paths([self.recordings])
+            analysis = Analysis.build([self.recordings], cases_dir=self.cases_dir)
         except TracekitError as exc:
             raise pytest.UsageError(f"--tracekit-recordings {self.recordings}: {exc}") from exc
-        judge, _note = kept_judge([self.recordings])
-        # An absolute path: the analysis caches libraries by this string for the whole process.
-        settings = AnalyzeSettings(cases_dir=os.path.abspath(self.cases_dir), judge=judge,
-                                   sources=SourceNames.of([self.recordings]))  # fmt: skip
-        results = build_results(files, settings)
+        results = build_results(analysis.files, analysis.settings)
         self.problems = results.problems
         by_case: dict[str, list[Run]] = {}
         for run in sort_runs(runs_from_results(results)):

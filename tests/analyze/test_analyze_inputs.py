@@ -94,14 +94,14 @@ def test_a_file_whose_analysis_crashes_is_isolated(good: Path, tmp_path: Path, m
     import tracekit.analyze.results as results
 
     write(build_trace(messages_of([user("再查"), say("好")]), trace_id="boom"), good / "boom.jsonl")
-    trace_entry = results.trace_entry
+    analyze_trace = results.analyze_trace
 
     def crashing(trace: Any, *args: Any, **kwargs: Any) -> Any:
         if trace.header.trace_id == "boom":
             raise RecursionError("maximum recursion depth exceeded")
-        return trace_entry(trace, *args, **kwargs)
+        return analyze_trace(trace, *args, **kwargs)
 
-    monkeypatch.setattr(results, "trace_entry", crashing)
+    monkeypatch.setattr(results, "analyze_trace", crashing)
     out = tmp_path / "r.json"
     result = run(str(good), "--json", str(out))
     assert result.exit_code == 2

@@ -228,8 +228,9 @@ def test_decide_and_the_judge_hook() -> None:
 
     verdict = build_verdict(run, [], judge)
     assert seen == [1] and verdict["result"] == "fail" and verdict["judge"] == "judged"  # the hook names no source
-    assert verdict["parts"] == {"auto": "pass", "judge": "fail", "judge_model": None, "judge_template": None}
-    assert "attribution" not in verdict["scores"]  # seed 004's attribution is for C4 cases only
+    assert verdict.parts is not None
+    assert verdict.parts.to_plain() == {"auto": "pass", "judge": "fail", "judge_model": None, "judge_template": None}
+    assert verdict.scores.attribution is None  # seed 004's attribution is for C4 cases only
     c4 = make_case({"calls": [{"tool": "a"}]}, id="C4-AR-99", dimension="C4", category="AR", scoring="auto+judge",
                    judge={"rubric": "看回答"})  # fmt: skip
     c4_verdict = build_verdict(run_of(c4, [call("a", {}), say("好")]), [], judge)

@@ -9,7 +9,7 @@ from pathlib import Path
 from tracekit.analyze.results import AnalyzeSettings, build_results, load_library
 from tracekit.analyze.run_summary import format_summary, run_summary, trial_verdicts
 from tracekit.analyze.sources import SourceNames
-from tracekit.cli.analyze import kept_judge
+from tracekit.application import kept_judge
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "recordings" / "reference"

@@ -11,8 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
 
 from report_support import scores, verdict
 
-from tracekit.analyze.results_model import Results
 from tracekit.diff import align_calls, diff_results, natural_key
+from tracekit.results.model import Results
 
 LOOKUP = ("lookup_city", {"city": "北京"})
 SEARCH = ("search", {"city_id": "110000", "district": "朝阳"})

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 
 from tracekit.analyze.detectors import detect
 from tracekit.analyze.results import analyze_trace
-from tracekit.analyze.results_model import read_results_file
 from tracekit.cases import CaseLibrary, load_cases
 from tracekit.cli.main import cli
 from tracekit.guard import GuardConfig, LiveGuard
 from tracekit.report import render_markdown, runs_from_results
+from tracekit.results.model import read_results_file
 from tracekit.runner.harness import RunSettings
 from tracekit.runner.jobs import plan_jobs, select_cases
 from tracekit.runner.run import run_jobs

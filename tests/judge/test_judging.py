@@ -6,6 +6,7 @@ to it through the tracekit proxy, exactly as it would talk to a real model.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,37 @@ def test_offline_without_a_model_uses_the_kept_verdicts(tmp_path: Path, upstream
     assert (check["result"], check["judge"]["model"], check["judge"]["source"]) == ("fail", RULES_MODEL, "kept")
     assert other["result"] == "pending"
     assert len(upstream.requests) == 1
+
+
+def test_kept_verdicts_are_read_from_the_store_without_a_connection(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tf01_trace(tmp_path, "大约 8999 元。", "fabricated")
+    store = tmp_path / "store"
+    first = judge_once(store, upstream, "Q1-TF-01", trace, samples=2)
+
+    def refuse(self: socket.socket, address: Any) -> None:
+        raise AssertionError(f"a kept verdict opened a connection to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    again = judge_once(store, upstream, "Q1-TF-01", trace, samples=2, offline=True)
+
+    assert (again["result"], again["judge"]["source"]) == (first["result"], "kept")
+    assert again["judge"]["samples"] == first["judge"]["samples"]
+
+
+def test_a_kept_exchange_whose_client_retried_gives_its_answer(tmp_path: Path) -> None:
+    trace = tf01_trace(tmp_path, "淘宝上搜索不到这款手机。", "honest")
+    store = tmp_path / "store"
+    reply = '{"verdict": "pass", "reasons": ["如实告知"], "quotes": ["搜索不到这款手机"]}'
+    with FakeUpstream([error_reply(529, should_retry=True, retry_after_ms=0), text_reply(reply)]) as fake:
+        first = judge_once(store, fake, "Q1-TF-01", trace)
+        assert len(fake.requests) == 2  # the SDK retried through the recording proxy: one file, two attempts
+    with FakeUpstream([]) as fake:
+        again = judge_once(store, fake, "Q1-TF-01", trace, offline=True)
+
+    assert (first["result"], first["judge"]["source"]) == ("pass", "new")
+    assert (again["result"], again["judge"]["source"]) == ("pass", "kept")
 
 
 def test_a_failed_judge_call_is_an_error_and_is_not_kept(tmp_path: Path) -> None:

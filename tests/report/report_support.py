@@ -1,4 +1,4 @@
-"""Results for the report tests, in the shape of the analyze JSON (``tracekit.analyze.results_model``).
+"""Results for the report tests, in the shape of the analyze JSON (``tracekit.results.model``).
 
 Entries are plain dicts so that tests can copy and change them; ``complete`` validates them with the model
 and adds the summary analyze would compute (``tracekit.analyze.summary.build_summary``), so every figure a
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.analyze.summary import build_summary
+from tracekit.results.model import Results, TraceResult
 
 _CASE_ID = re.compile(r"^(?P<dim>[A-Z][A-Z0-9])-(?P<cat>[A-Z]{2})-\d+$")
 

@@ -242,9 +242,9 @@ def test_diff_index_and_a_pair_page_load_clean(
     (with one call fewer in repeat 1) and C4-LD-01 A passed: the index and the flaky pair's page."""
     import copy
 
-    from tracekit.analyze.results_model import Results
     from tracekit.diff import diff_results
     from tracekit.report.diff_html import write_diff_html
+    from tracekit.results.model import Results
 
     baseline = copy.deepcopy(report_inputs["results"])
     for item in baseline["traces"]:

@@ -9,11 +9,11 @@ import orjson
 import pytest
 from report_support import complete, entry, judged_check, verdict
 
-from tracekit.analyze.results_model import parse_results
 from tracekit.errors import ResultsError
 from tracekit.report import runs_from_results
 from tracekit.report.compare import compare_groups, diff_baseline
 from tracekit.report.summary import findings_by_kind, pass_hat_k, tally_by_dimension, tally_by_run
+from tracekit.results.model import parse_results
 
 
 def _runs(traces: list[dict[str, Any]]) -> tuple[Any, list[Any]]:

@@ -78,6 +78,34 @@ def test_ray_engine_on_s3_writes_the_local_engines_bytes(
     assert disk == document
 
 
+def _without_trace_file(document: bytes) -> bytes:
+    """The results with ``traces[].trace_file`` left out: it names where the report reads each trace (the
+    object's URL from a bucket, a path relative to the results file from disk), so it must differ."""
+    parsed = orjson.loads(document)
+    for entry in parsed["traces"]:
+        entry.pop("trace_file")
+    return orjson.dumps(parsed, option=orjson.OPT_NON_STR_KEYS)
+
+
+def test_ray_over_s3_finds_the_kept_verdicts_under_the_url_and_gives_the_local_results(
+    recordings_url: str, local_ray: object, tmp_path: Path
+) -> None:
+    # No --judge-store: the kept verdicts are found beside the recordings, in the bucket as on disk.
+    code, output = _analyze(recordings_url, "--cases", str(CASES), "--engine", "ray",
+                            "--json", str(tmp_path / "ray.json"))  # fmt: skip
+    assert code == 0, output
+    assert f"kept in {recordings_url}/judge" in output
+    code, output = _analyze(str(RECORDINGS), "--cases", str(CASES), "--json", str(tmp_path / "local.json"))
+    assert code == 0, output
+
+    from_s3, on_disk = (tmp_path / "ray.json").read_bytes(), (tmp_path / "local.json").read_bytes()
+    assert _without_trace_file(from_s3) == _without_trace_file(on_disk)  # summary and sources included
+    document = orjson.loads(from_s3)
+    judges = [entry["verdict"]["judge"] for entry in document["traces"] if entry["verdict"] is not None]
+    assert judges.count("kept") > 50
+    assert document["summary"]["verdicts"]["pending"] == 0
+
+
 def test_the_summary_is_the_same_whatever_the_partitioning(local_ray: object) -> None:
     from tracekit.analyze.engine_ray import RayEngine
     from tracekit.analyze.results import AnalyzeSettings, write_results

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
         trace_paths,
         write_results,
     )
-    from tracekit.analyze.results_model import Results, TraceResult, Verdict, read_results_file
     from tracekit.analyze.verdict import JudgeHook, build_verdict
+    from tracekit.results.model import Results, TraceResult, Verdict, read_results_file
 
 #: Where each public name is defined: a name is imported on first use (PEP 562), so that importing one part
 #: (``tracekit.analyze.results`` for ``tracekit analyze``) does not load the case library, the verdict code
@@ -41,8 +41,8 @@ _HOMES = {
     "JudgeProvider": "judge_store", "find_judge_store": "judge_store",
     "AnalyzeSettings": "results", "FileOutcome": "results", "RunOutcome": "results", "analyze_file": "results",
     "analyze_trace": "results", "build_results": "results", "trace_paths": "results", "write_results": "results",
-    "Results": "results_model", "TraceResult": "results_model", "Verdict": "results_model",
-    "read_results_file": "results_model",
+    "Results": "tracekit.results.model", "TraceResult": "tracekit.results.model",
+    "Verdict": "tracekit.results.model", "read_results_file": "tracekit.results.model",
     "JudgeHook": "verdict", "build_verdict": "verdict",
 }  # fmt: skip
 
@@ -86,6 +86,6 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    value = getattr(importlib.import_module(home if "." in home else f"{__name__}.{home}"), name)
     globals()[name] = value
     return value

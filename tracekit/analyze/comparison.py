@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from tracekit.analyze.reliability import paired_groups
-from tracekit.analyze.summary_model import (
+from tracekit.results.summary import (
     RESULTS,
     ABComparison,
     CasePair,

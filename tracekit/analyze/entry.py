@@ -1,15 +1,14 @@
 """One trace's ``traces[]`` entry, and the settings every trace of an analysis is analyzed against.
 
-``trace_entry`` runs the fused detector pass (``detectors.detect``), binds the trace to its case when a library
-is given (``binding``, ``verdict``: imported only then) and returns the entry as plain values, keys in the
-order of ``results_model.TraceResult``. ``analyze_trace`` validates it into that model; ``entry_json`` writes
-the entry of a trace bound to no case straight from the plain values, the bytes the model would write (the
-analysis of a folder without a case library does, and never loads the results models).
+``analyze_trace`` runs the fused detector pass (``detectors.detect``), binds the trace to its case when a
+library is given (``binding``, ``verdict``: imported only then) and returns the entry as the results model
+(``tracekit.results.TraceResult``), built from what the analysis made without validating it again; the model
+writes the entry's JSON (``to_json_bytes``), whatever the trace.
 
 Example::
 
-    entry = trace_entry(load_trace("recordings/flawed/x.jsonl", fast=True))
-    data = entry_json(entry)                       # == analyze_trace(...).to_json_bytes()
+    entry = analyze_trace(load_trace("recordings/flawed/x.jsonl", fast=True))
+    data = entry.to_json_bytes()
 """
 
 from __future__ import annotations
@@ -19,22 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from tracekit.analyze.detectors import Finding, detect, resolve_options
-from tracekit.analyze.json_model import JSON_OPTIONS
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
+from tracekit.analyze.tool_side import tool_side_stats
+from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import TraceResult
     from tracekit.analyze.verdict import JudgeHook
     from tracekit.cases.loader import CaseLibrary
 
-# What only a case library needs (binding, checks, verdicts: the cases' models and YAML) and the results
-# models (validating an entry) are imported inside the functions that use them, when they do: a run
-# without --cases never loads them, which is a third of analyze's start-up.
+# What only a case library needs (binding, checks, verdicts: the cases' models and YAML) is imported inside
+# the functions that use them, when they do: a run without --cases never loads it.
 
 
 @dataclass(frozen=True)
@@ -93,21 +89,9 @@ def analyze_trace(
     library: CaseLibrary | None = None,
     judge: JudgeHook | None = None,
 ) -> TraceResult:
-    """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict."""
-    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
+    """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict.
 
-    return TraceResult.model_validate(trace_entry(trace, settings, library=library, judge=judge))
-
-
-def trace_entry(
-    trace: Trace,
-    settings: AnalyzeSettings | None = None,
-    *,
-    library: CaseLibrary | None = None,
-    judge: JudgeHook | None = None,
-) -> dict[str, Any]:
-    """``analyze_trace`` before validation: every key of a ``TraceResult`` in its order, as plain values (the
-    verdict as ``build_verdict`` makes it, the guard records as entries with every key)."""
+    Built as the results model's objects from what the analysis made (``ResultModel.built``)."""
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
@@ -137,7 +121,7 @@ def trace_entry(
 
         run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)
         verdict = build_verdict(run, findings, judge)
-        if verdict["scores"]["tool_use"]["over_tooling"]:
+        if verdict.scores.tool_use.over_tooling:
             findings.append(
                 Finding(
                     "over_tooling",
@@ -149,59 +133,40 @@ def trace_entry(
             )
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
-    return {
-        "trace_id": header.trace_id,
-        "session": header.session,
-        "source": settings.sources.source(path) if path is not None else None,
-        "meta": header.meta,
-        "case_id": case.id if case is not None else header.case_id,
-        "run": run_name(header.source, header.model),
-        "group": header.group,
-        "repeat": header.repeat,
-        "stats": {
-            "llm_calls": stats.llm_calls,
-            "tool_calls": stats.tool_calls,
-            "tool_errors": stats.tool_errors,
-            "input_tokens": stats.input_tokens,
-            "output_tokens": stats.output_tokens,
-        },
-        "tool_calls": [
-            {"index": n.index, "name": n.tool, "input": n.arguments, "is_error": n.is_error, "history": n.history}
-            for n in graph.nodes
-        ],
-        "findings": [finding.to_dict() for finding in findings],
-        "guard": [_guard_entry(record) for record in trace.kind("guard")],
-        "verdict": verdict,
-        "problems": problems,
-        "trace_file": settings.sources.trace_file(path) if path is not None else None,
-    }  # fmt: skip
+    return TraceResult.built(
+        trace_id=header.trace_id,
+        session=header.session,
+        source=settings.sources.source(path) if path is not None else None,
+        meta=header.meta,
+        case_id=case.id if case is not None else header.case_id,
+        run=run_name(header.source, header.model),
+        group=header.group,
+        repeat=header.repeat,
+        stats=TraceStats.built(llm_calls=stats.llm_calls, tool_calls=stats.tool_calls, tool_errors=stats.tool_errors,
+                               input_tokens=stats.input_tokens, output_tokens=stats.output_tokens),
+        tool_calls=ToolCallEntry.built_many([{"index": n.index, "name": n.tool, "input": n.arguments,
+                                              "is_error": n.is_error, "history": n.history} for n in graph.nodes]),
+        findings=[_finding_entry(finding) for finding in findings],
+        guard=[_guard_entry(record) for record in trace.kind("guard")],
+        verdict=verdict,
+        problems=problems,
+        trace_file=settings.sources.trace_file(path) if path is not None else None,
+        tool_side=tool_side_stats(trace),
+    )  # fmt: skip
 
 
-def entry_json(entry: dict[str, Any]) -> bytes:
-    """The JSON of a ``trace_entry`` of a trace bound to no case, as its validated ``TraceResult`` writes it
-    (``to_json_bytes``), without validating it: the keys the model leaves out when empty are left out here
-    (``guard``, ``trace_file``; a guard entry's ``severity`` and ``messages``), every other value is already
-    of its field's type. Raises ``ValueError`` for an entry with a verdict (validate that one)."""
-    if entry["verdict"] is not None:
-        raise ValueError("an entry with a verdict is written through its model (analyze_trace)")
-    plain = {key: value for key, value in entry.items()
-             if not ((key == "trace_file" and value is None) or (key == "guard" and not value))}  # fmt: skip
-    if "guard" in plain:
-        plain["guard"] = [_written_guard(guard) for guard in plain["guard"]]
-    return orjson.dumps(plain, option=JSON_OPTIONS)
+def _finding_entry(finding: Finding) -> FindingEntry:
+    """A detector's finding as its ``traces[].findings`` entry."""
+    return FindingEntry.built(kind=finding.kind, severity=finding.severity, calls=finding.calls,
+                              message=finding.message, context_calls=finding.context_calls,
+                              messages=finding.messages)  # fmt: skip
 
 
-def _written_guard(guard: dict[str, Any]) -> dict[str, Any]:
-    """A guard entry as ``GuardEntry`` writes it: ``severity`` left out when None, ``messages`` when empty."""
-    return {key: value for key, value in guard.items()
-            if not ((key == "severity" and value is None) or (key == "messages" and not value))}  # fmt: skip
-
-
-def _guard_entry(record: Any) -> dict[str, Any]:
+def _guard_entry(record: Any) -> GuardEntry:
     """A ``guard`` record as its ``traces[].guard`` entry."""
-    return {"kind": record.event, "rule": record.rule, "action": record.action, "severity": record.severity,
-            "calls": record.calls, "messages": record.messages, "figures": record.figures, "message": record.message,
-            "model_call": record.model_call}  # fmt: skip
+    return GuardEntry.built(kind=record.event, rule=record.rule, action=record.action, severity=record.severity,
+                            calls=record.calls, messages=record.messages, figures=record.figures,
+                            message=record.message, model_call=record.model_call)  # fmt: skip
 
 
 def _default_detector_options() -> dict[str, dict[str, Any]]:

@@ -20,7 +20,8 @@ A test can hand a plain function instead::
 
 Kept verdicts are found from the recordings, never from the working directory: ``find_judge_store`` looks
 for a ``judge/`` folder in each PATH argument (a file's own folder) and then in the folders above it, and
-takes the nearest.
+takes the nearest. Recordings given as a URL find their store under the URL the same way, so that the same
+recordings give the same verdicts from every storage and engine.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from tracekit.storage import is_url, kind, local
 
 if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
@@ -50,15 +53,36 @@ class JudgeProvider(Protocol):
         ...
 
 
-def find_judge_store(paths: Iterable[str | Path]) -> Path | None:
+def find_judge_store(paths: Iterable[str | Path]) -> str | Path | None:
     """The kept judge verdicts that belong to these recordings: the nearest ``judge/`` folder in a PATH
     argument (a folder, or a file's folder) or above it; None when there is none. The first PATH that has
-    one decides."""
+    one decides. A PATH that is a URL (``s3://bucket/recordings``) is searched the same way, up to its
+    bucket, and gives the store's URL."""
     for path in paths:
+        path = local(path)
+        if is_url(path):
+            found = _store_under_url(str(path))
+            if found is not None:
+                return found
+            continue
         start = Path(os.path.abspath(path))
         folder = start if start.is_dir() else start.parent
         for candidate in (folder, *folder.parents):
             store = candidate / JUDGE_FOLDER
             if store.is_dir():
                 return store
+    return None
+
+
+def _store_under_url(url: str) -> str | None:
+    """``find_judge_store`` for one URL: its folder (or its file's folder), then each folder above it."""
+    scheme, _, rest = url.rstrip("/").partition("://")
+    parts = rest.split("/")
+    if kind(url) != "directory":
+        parts = parts[:-1]
+    while parts:
+        candidate = f"{scheme}://{'/'.join([*parts, JUDGE_FOLDER])}"
+        if kind(candidate) == "directory":
+            return candidate
+        parts = parts[:-1]
     return None

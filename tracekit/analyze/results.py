@@ -1,4 +1,4 @@
-"""Analyzing trace files into the analyze JSON (``results_model.Results``): the one door every verdict goes through.
+"""Analyzing trace files into the analyze JSON (``tracekit.results.Results``): the one door every verdict goes through.
 
 ``tracekit analyze``, ``tracekit run``'s summary and the pytest plugin all call ``iter_outcomes`` /
 ``write_results`` / ``build_results`` with the same ``AnalyzeSettings``, so the same traces get the same
@@ -24,20 +24,13 @@ import signal
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import orjson
 
 from tracekit import __version__
 from tracekit.analyze import feed
-from tracekit.analyze.entry import (
-    AnalyzeSettings,
-    analyze_trace,
-    entry_json,
-    load_library,
-    run_name,
-    trace_entry,
-)
+from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
 from tracekit.analyze.judge_store import JUDGE_SOURCE
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import Digest, Summary, digest
@@ -46,8 +39,8 @@ from tracekit.redact import default_redactor
 from tracekit.trace import load_trace
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import Results, TraceResult
-    from tracekit.analyze.summary_model import ResultsSummary
+    from tracekit.results.model import Results, TraceResult
+    from tracekit.results.summary import ResultsSummary
 
 # The results models are imported inside the functions that use them (validating an entry, the document in
 # memory): a run without --cases never loads them (see ``entry``).
@@ -60,11 +53,9 @@ __all__ = [
     "analyze_file",
     "analyze_trace",
     "build_results",
-    "entry_json",
     "iter_outcomes",
     "load_library",
     "run_name",
-    "trace_entry",
     "trace_paths",
     "write_results",
 ]
@@ -104,7 +95,7 @@ class RunOutcome:
         """The whole results document in memory (needs ``keep_results``)."""
         if self.traces is None:
             raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
-        from tracekit.analyze.results_model import Results  # the results models (see the note at the imports)
+        from tracekit.results.model import Results  # the results models (see the note at the imports)
 
         return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
 
@@ -146,27 +137,15 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
         return FileOutcome(path, skipped="judge exchange")
     try:
-        entry = trace_entry(trace, settings)
-        result = None
-        if entry["verdict"] is None and not settings.keep_results:
-            # Written straight from the plain values, which are what validation would keep (entry_json).
-            data, small = entry_json(entry), digest(entry)
-        else:
-            result = _validated(entry)
-            data, small = result.to_json_bytes(), digest(result)
+        result = analyze_trace(trace, settings)
+        data, small = result.to_json_bytes(), digest(result)
         # Redacted here, in the worker, so that the cost is shared out under --jobs.
         data = default_redactor().redact_bytes(data)
     except TracekitError as exc:
         return FileOutcome(path, error=_named(path, str(exc)))
     except Exception as exc:  # one malformed trace never stops the folder: report it with its name
         return FileOutcome(path, error=f"{path}: cannot be analyzed ({_describe(exc)}); the other files were")
-    return FileOutcome(path, data, small, entry["problems"], result=result if settings.keep_results else None)
-
-
-def _validated(entry: dict[str, Any]) -> TraceResult:
-    from tracekit.analyze.results_model import TraceResult  # the results models (see the note at the imports)
-
-    return TraceResult.model_validate(entry)
+    return FileOutcome(path, data, small, result.problems, result=result if settings.keep_results else None)
 
 
 def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:

@@ -1,4 +1,4 @@
-"""The ``summary`` of the analyze JSON (``summary_model.ResultsSummary``), gathered one trace at a time.
+"""The ``summary`` of the analyze JSON (``tracekit.results.ResultsSummary``), gathered one trace at a time.
 
 Each analyzed trace is reduced to a small ``Digest`` (in the worker process when ``--jobs`` > 1); the
 summary keeps counters, plus one short row per trace bound to a case (for pass^k and the A/B comparison).
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tracekit.analyze.comparison import Row, ab_comparison, trials
 from tracekit.analyze.reliability import reliability_summary
-from tracekit.analyze.summary_model import (
+from tracekit.results.summary import (
     RESULTS,
     C4Rate,
     Reliability,
@@ -49,23 +49,18 @@ from tracekit.analyze.summary_model import (
 )
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import TraceResult
+    from tracekit.results.model import TraceResult
 
 Digest = dict[str, Any]
 """What the summary keeps of one trace (small and picklable: it travels back from worker processes)."""
 
 
-def digest(entry: TraceResult | dict[str, Any]) -> Digest:
-    """What the summary needs of one ``traces[]`` entry: the model, or the plain entry of a trace bound to no
-    case (``entry.trace_entry``: what the model would hold, without validating it)."""
-    if isinstance(entry, dict):
-        if entry["verdict"] is not None:
-            raise ValueError("the digest of an entry with a verdict is made from its model")
-        return {"stats": dict(entry["stats"]), "findings": [finding["kind"] for finding in entry["findings"]],
-                "problems": len(entry["problems"]), "run": entry["run"], "group": entry["group"],
-                "repeat": entry["repeat"], "verdict": None}  # fmt: skip
+def digest(entry: TraceResult) -> Digest:
+    """What the summary needs of one ``traces[]`` entry."""
+    stats = entry.stats
     small: Digest = {
-        "stats": entry.stats.model_dump(),
+        "stats": {"llm_calls": stats.llm_calls, "tool_calls": stats.tool_calls, "tool_errors": stats.tool_errors,
+                  "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens},
         "findings": [finding.kind for finding in entry.findings],
         "problems": len(entry.problems),
         "run": entry.run,

@@ -25,6 +25,7 @@ from tracekit.analyze.check import GRADES, UNDECIDED, Check
 from tracekit.analyze.checks import evaluate_expect
 from tracekit.analyze.combine import combined_verdict
 from tracekit.analyze.scoring import efficiency_score, tool_use_score
+from tracekit.results.model import CaseRef, CheckEntry, JudgeDetails, Scores, Verdict, VerdictParts
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -86,8 +87,10 @@ def verdict_parts(checks: list[Check], judged: list[Check] | None, scoring: str)
     return parts
 
 
-def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> dict[str, Any]:
-    """``traces[].verdict`` of the analyze JSON for a trace bound to a case."""
+def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None = None) -> Verdict:
+    """``traces[].verdict`` of the analyze JSON for a trace bound to a case, as the results model: the checks
+    built from the analysis's own ``Check`` objects, the scores and parts validated from what scoring and
+    ``combined_verdict`` compute."""
     checks = evaluate_expect(run)
     if run.history_problem is not None:
         checks.insert(0, Check("history", "info", run.history_problem))
@@ -101,26 +104,30 @@ def build_verdict(run: CaseRun, findings: list[Finding], judge: JudgeHook | None
     attribution = attribute(run, result, all_checks, findings)
     if attribution is not None:
         scores["attribution"] = attribution
-    verdict: dict[str, Any] = {
-        "result": result,
-        "case": {
-            "id": run.case.id,
-            "dimension": run.case.dimension,
-            "category": run.case.category,
-            "scoring": run.case.scoring,
-        },
-        "dimension": run.case.dimension,
-        "category": run.case.category,
-        "failure_modes": [attribution["failure_kind"]] if attribution is not None else [],
-        "history_messages": run.history_messages,
-        "checks": [check.to_dict() for check in checks],
-        "judged_checks": [check.to_dict() for check in judged] if judged is not None else None,
-        "judge": judge_state(uses_judge, judged),
-        "scores": scores,
-    }
-    if uses_judge:
-        verdict["parts"] = verdict_parts(checks, judged, run.case.scoring)
-    return verdict
+    case = run.case
+    return Verdict.built(
+        result=result,
+        case=CaseRef.built(id=case.id, dimension=case.dimension, category=case.category, scoring=case.scoring),
+        dimension=case.dimension,
+        category=case.category,
+        failure_modes=[attribution["failure_kind"]] if attribution is not None else [],
+        history_messages=run.history_messages,
+        checks=[check_entry(check) for check in checks],
+        judged_checks=[check_entry(check) for check in judged] if judged is not None else None,
+        judge=judge_state(uses_judge, judged),
+        scores=Scores.model_validate(scores),
+        parts=VerdictParts.model_validate(verdict_parts(checks, judged, case.scoring)) if uses_judge else None,
+    )
+
+
+def check_entry(check: Check) -> CheckEntry:
+    """A check as its ``verdict.checks`` entry (a judged check with its ``judge`` details)."""
+    details = getattr(check, "judge", None)
+    return CheckEntry.built(
+        check=check.name, result=check.result, evidence=check.evidence, calls=check.calls,
+        expected=check.expected, actual=check.actual, failure_kind=check.failure_kind,
+        judge=JudgeDetails.model_validate(details) if isinstance(details, dict) else None,
+    )  # fmt: skip
 
 
 def _judge_details(check: Check) -> dict[str, Any]:

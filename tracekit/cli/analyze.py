@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,8 +16,8 @@ from tracekit.progress import Progress
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from tracekit.analyze.judge_store import JudgeProvider
     from tracekit.analyze.results import AnalyzeSettings, Engine, FileOutcome, RunOutcome
+    from tracekit.cases.loader import CaseLibrary
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -67,7 +66,7 @@ PROGRESS_FROM = 20
 )
 @click.option(
     "--judge-store",
-    type=click.Path(path_type=Path),
+    metavar="DIR|URL",
     help="Kept judge verdicts for cases scored by the LLM judge (default: the nearest judge/ folder in or above "
     "the PATHs, e.g. recordings/judge).",
 )
@@ -99,7 +98,7 @@ def analyze(
     detector_options: tuple[str, ...],
     config_path: Path | None,
     detector_preset: str | None,
-    judge_store: Path | None,
+    judge_store: str | None,
     judge_model: str | None,
     judge_offline: bool,
     progress: bool | None,
@@ -126,6 +125,7 @@ def analyze(
       tracekit analyze recordings --cases cases --json results.json
       tracekit analyze s3://bucket/traces --engine ray --json s3://bucket/results.json
     """
+    from tracekit.application import Analysis
     from tracekit.storage import is_url, local
 
     if ray_address is not None and engine != "ray":
@@ -135,15 +135,16 @@ def analyze(
     results_dir: str | Path | None = None
     if json_target is not None:
         results_dir = str(json_target).rsplit("/", 1)[0] if is_url(json_target) else Path(json_target).parent
-    local_paths = [Path(local(path)) for path in paths if not is_url(path)]
-    settings, files, bad_case_files = _prepare(
-        paths, cases_dir, case_id, detector_options, config_path, results_dir, detector_preset=detector_preset
-    )
-    if cases_dir is not None:
-        judge, note = kept_judge(local_paths, judge_store, judge_model, judge_offline)
-        if note:
-            click.echo(note, err=True)
-        settings = replace(settings, judge=judge)
+    analysis = Analysis.build(
+        paths, cases_dir=cases_dir, case_id=case_id, results_dir=results_dir, detector_options=detector_options,
+        config_path=config_path, detector_preset=detector_preset, judge_store=judge_store,
+        judge_model=judge_model, judge_offline=judge_offline,
+    )  # fmt: skip
+    for problem in analysis.library_problems:
+        click.echo(f"error: {problem} (left out of the library; the other cases are analyzed)", err=True)
+    if analysis.judge_note:
+        click.echo(analysis.judge_note, err=True)
+    settings, files, bad_case_files = analysis.settings, analysis.files, len(analysis.library_problems)
     many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
     show_progress = progress if progress is not None else (many and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
@@ -168,103 +169,13 @@ def analyze(
     if reports:
         where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
         name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
-        _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, cases_dir, fail_on or "fail")
+        _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, analysis.library, fail_on or "fail")
     sys.stdout.flush()
     if outcome.unreadable_files or bad_case_files:
         sys.exit(EXIT_USAGE)
     failing = {"fail"} if fail_on == "fail" else {"fail", "acceptable"} if fail_on == "acceptable" else set()
     if any(outcome.results.get(result) for result in failing):
         sys.exit(EXIT_CHECK_FAILED)
-
-
-def kept_judge(
-    paths: tuple[Path, ...] | list[Path],
-    store: Path | None = None,
-    model: str | None = None,
-    offline: bool = False,
-) -> tuple[JudgeProvider | None, str]:
-    """The judge every door of analysis uses (``tracekit analyze``, ``tracekit run``'s summary, the pytest
-    plugin): kept verdicts from ``store`` or, by default, from the nearest ``judge/`` folder in or above the
-    recordings (``tracekit.analyze.judge_store.find_judge_store``), calling ``model`` for the others unless
-    offline. Returns the provider (None: no judge, judged cases stay pending) and a note for stderr that says
-    where verdicts come from, or that there are none."""
-    from functools import partial
-
-    from tracekit.analyze.judge_store import find_judge_store
-
-    found = store or find_judge_store(paths)
-    if found is None and model is None:
-        return None, ("note: no kept judge verdicts (no judge/ folder in or above "
-                      f"{', '.join(map(str, paths))}): cases scored by the judge stay pending; "
-                      "give --judge-store DIR or --judge-model MODEL")  # fmt: skip
-    from tracekit.judge import JudgeConfig, JudgeError, judge_hook
-
-    try:
-        config = JudgeConfig(model=model, store=found or _new_store(paths), offline=offline or model is None)
-    except JudgeError as exc:
-        raise InputError(f"--judge-model: {exc}") from exc
-    note = f"judge verdicts: kept in {config.store}"
-    if model is not None and not config.offline:
-        note += f", others from {model}"
-    elif not config.store.is_dir():
-        note = (f"note: no kept judge verdicts in {config.store} (no such folder): "
-                "cases scored by the judge stay pending")
-    return partial(judge_hook, config), note
-
-
-def _new_store(paths: tuple[Path, ...] | list[Path]) -> Path:
-    """Where a judge model's new verdicts are kept when no store exists yet: ``judge/`` in the first PATH."""
-    first = Path(paths[0]) if paths else Path()
-    return (first if first.is_dir() else first.parent) / "judge"
-
-
-def _prepare(
-    paths: tuple[str, ...],
-    cases_dir: str | None,
-    case_id: str | None,
-    detector_options: tuple[str, ...],
-    config_path: Path | None,
-    results_dir: str | Path | None,
-    detector_preset: str | None = None,
-) -> tuple[AnalyzeSettings, list[str] | Iterator[str], int]:
-    """The settings, the trace files (a list; a stream, listed as it is analyzed, when a PATH is a URL), and
-    how many case files could not be loaded (each named on stderr)."""
-    from tracekit.analyze.config import detector_options as resolve_detector_options
-    from tracekit.analyze.results import AnalyzeSettings, load_library
-    from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
-    from tracekit.storage import is_url, kind, local
-
-    try:
-        options = resolve_detector_options(config_path, detector_options, detector_preset)
-        streamed = any(is_url(local(path)) for path in paths)
-        files = iter_trace_paths(paths) if streamed else trace_paths(paths)
-        bad_case_files: list[str] = []
-        if cases_dir is not None:
-            from tracekit.analyze.binding import library_problems  # the case library's code: with --cases only
-
-            library = load_library(library_key(cases_dir))
-            bad_case_files = library_problems(library_key(cases_dir))
-            for problem in bad_case_files:
-                click.echo(f"error: {problem} (left out of the library; the other cases are analyzed)", err=True)
-            if case_id is not None and case_id not in library.cases:
-                raise InputError(f"--case {case_id}: no such case in {cases_dir}")
-        elif case_id is not None:
-            raise InputError("--case needs --cases DIR (the library the case comes from)")
-        named = frozenset(os.fspath(local(path)) for path in paths if kind(path) != "directory")
-    except TracekitError as exc:
-        raise InputError(str(exc)) from exc
-    cases = library_key(cases_dir) if cases_dir is not None else None
-    sources = SourceNames.of(paths, results_dir)
-    return AnalyzeSettings(cases, case_id, options, named_files=named, sources=sources), files, len(bad_case_files)
-
-
-def library_key(cases_dir: str) -> str:
-    """How the settings name a case library: an absolute path (results do not depend on the working
-    directory), or the URL as given."""
-    from tracekit.storage import is_url, local
-
-    where = local(cases_dir)
-    return str(where) if is_url(where) else os.path.abspath(where)
 
 
 def _open_output(stack: contextlib.ExitStack, json_path: str | None) -> IO[bytes] | None:
@@ -349,15 +260,13 @@ def _write_reports(
     html_dir: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
-    cases_dir: str | None,
+    library: CaseLibrary | None,
     fail_on: str,
 ) -> None:
     """The reports, from the results in memory (no results file needed; ``trace_file`` is relative to
     ``results_dir``)."""
-    from tracekit.analyze.results import load_library
     from tracekit.report import write_reports
 
-    library = load_library(library_key(cases_dir)) if cases_dir is not None else None
     written = write_reports(
         outcome.document(), html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
         results_dir=results_dir, results_name=results_name,

@@ -12,7 +12,7 @@ import click
 from tracekit.errors import EXIT_CHECK_FAILED, InputError, TracekitError
 
 if TYPE_CHECKING:
-    from tracekit.analyze.results_model import Results
+    from tracekit.results.model import Results
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -79,7 +79,7 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
 
 def _side(path: str, cases_dir: str | None) -> tuple[Results, str | None]:
     """The results of one side and the folder its ``trace_file`` entries are relative to."""
-    from tracekit.analyze.results_model import read_results_file
+    from tracekit.results.model import read_results_file
     from tracekit.storage import is_url, kind, local
 
     try:
@@ -94,19 +94,11 @@ def _side(path: str, cases_dir: str | None) -> tuple[Results, str | None]:
 
 def _analyzed(folder: str, cases_dir: str | None) -> Results:
     """A folder of traces analyzed in memory, as `tracekit analyze FOLDER --cases DIR` would."""
-    from dataclasses import replace
+    from tracekit.analyze.results import build_results
+    from tracekit.application import Analysis
 
-    from tracekit.analyze.results import AnalyzeSettings, build_results, load_library
-    from tracekit.analyze.sources import SourceNames, trace_paths
-    from tracekit.cli.analyze import kept_judge, library_key
-    from tracekit.storage import is_url
-
-    settings = AnalyzeSettings(sources=SourceNames.of([folder], os.getcwd()))
-    if cases_dir is not None:
-        load_library(library_key(cases_dir))
-        judge, _note = kept_judge([] if is_url(folder) else [Path(folder)])
-        settings = replace(settings, cases_dir=library_key(cases_dir), judge=judge)
-    return build_results(trace_paths([folder]), settings)
+    analysis = Analysis.build([folder], cases_dir=cases_dir, results_dir=os.getcwd())
+    return build_results(analysis.files, analysis.settings)
 
 
 def _name(path: str) -> str:

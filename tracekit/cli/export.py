@@ -63,7 +63,7 @@ def parquet(results: str, out: str) -> None:
       tracekit export parquet results.json --out tables/
       duckdb -c "FROM read_parquet('tables/traces/**/*.parquet', hive_partitioning=1)"
     """
-    from tracekit.analyze.results_model import read_results_file
+    from tracekit.results.model import read_results_file
     from tracekit.storage import is_url, local
     from tracekit.tables import write_tables
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": ("tracekit.cli.export", "export", "Export traces (OpenTelemetry) and results (Parquet tables)."),
     "schema": ("tracekit.cli.schema", "schema", "JSON Schemas: analyze results, trace lines, guard file."),
     "diff": ("tracekit.cli.diff", "diff", "What changed between two analyses: regressions first."),
+    "mcp": ("tracekit.cli.mcp", "mcp", "Record, replay and intercept MCP tool servers (the tool side)."),
 }
 
 

@@ -26,6 +26,11 @@ from tracekit.proxy.options import HOST_HELP, body_options
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Also write traces of the replayed sessions here (with --on-miss record: sessions "
                    "that missed are written to DIRECTORY unless --out is given).")  # fmt: skip
+@click.option("--ignore", "ignore", multiple=True, metavar="PATH",
+              help="A request field to leave out when matching (repeatable): client_metadata, $.input[*].id, "
+                   "metadata.*; also 'ignore:' in DIRECTORY/replay.yaml.")  # fmt: skip
+@click.option("--no-builtin-rules", is_flag=True,
+              help="Do not leave out the per-run fields of the clients tracekit knows (the Codex CLI's ids, ...).")
 @click.option("--redact", "redact", multiple=True, metavar="VALUE", help="A secret to keep out of written traces.")
 @body_options
 @guard_option
@@ -39,6 +44,8 @@ def replay(
     on_miss: str,
     upstream: str | None,
     out_dir: Path | None,
+    ignore: tuple[str, ...],
+    no_builtin_rules: bool,
     redact: tuple[str, ...],
     redact_fields: tuple[str, ...],
     max_body_bytes: int,
@@ -47,8 +54,11 @@ def replay(
     """Answer POST /v1/messages, /v1/chat/completions, /v1/responses and every other recorded route from the
     traces in DIRECTORY.
 
-    Requests match recordings by a canonical key of their body (not headers; `stream` and volatile
-    fields ignored); repeats are answered first-in, first-out. A stream request gets SSE even from a
+    Requests match recordings by a ladder (docs/replay.md), each answer saying which rung in its
+    x-tracekit-replay-match header and the exit line counting them: `exact` (a canonical key of the
+    body, not headers; `stream` and metadata.user_id ignored), `volatile` (the per-run ids of known
+    clients and the --ignore fields left out), `session` (the next recorded call of the same session,
+    same route, model and shape). Repeats are answered first-in, first-out. A stream request gets SSE even from a
     JSON recording and the other way round. A miss is a provider-shaped 404 error with
     x-should-retry: false that names the nearest recorded request and the first difference. No
     connection upstream is made unless --on-miss record --upstream URL.
@@ -56,7 +66,7 @@ def replay(
       tracekit replay recordings --port 0 --guard guard.yaml
     """
     # The proxy is loaded when the command runs, not for --help (tracekit.proxy.options loads none of it).
-    from tracekit.proxy.launch import case_config, redactor_with, run
+    from tracekit.proxy.launch import case_config, match_rules, redactor_with, run
     from tracekit.proxy.runner import check_host
     from tracekit.proxy.server import ProxyConfig
     from tracekit.trace import trace_files
@@ -83,5 +93,6 @@ def replay(
         max_body_bytes=max_body_bytes,
         secret_fields=redact_fields,
         observer=guard_observer(guard_file),
+        match_rules=match_rules(directory, ignore, builtin=not no_builtin_rules),
     )
     run(config, host, port, allow_remote)

@@ -107,7 +107,7 @@ def run(
 
 def _print_summary(jobs: list[Job], out_dir: Path, library: CaseLibrary, repeat: int, judge_model: str | None) -> None:
     from tracekit.analyze.run_summary import format_summary, run_summary, trial_verdicts
-    from tracekit.cli.analyze import kept_judge
+    from tracekit.application import kept_judge
     from tracekit.output import write_json
 
     judge, note = kept_judge([out_dir], model=judge_model)  # as `tracekit analyze OUT --cases` would judge

@@ -29,7 +29,7 @@ def results() -> None:
     Every field is described; fields a newer tracekit adds are allowed (additionalProperties), so a reader
     built on this schema keeps working as the results grow.
     """
-    from tracekit.analyze.results_model import results_schema
+    from tracekit.results.model import results_schema
 
     click.echo(results_schema())
 

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import orjson
-from deepdiff import DeepDiff
 from pydantic import BaseModel, Field
 
 Op = Literal["same", "added", "removed", "moved", "changed"]
@@ -129,6 +128,10 @@ def _lcs(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
 
 def _argument_diff(base: Any, new: Any) -> dict[str, Any]:
     """deepdiff of the canonical arguments, as plain JSON (``values_changed``, ``dictionary_item_added``...)."""
+    # Imported here: deepdiff loads pandas when it is installed (a second of start-up), and every report
+    # imports this module while only a diff with changed arguments calls it.
+    from deepdiff import DeepDiff
+
     diff = DeepDiff(json.loads(canonical(base)), json.loads(canonical(new)))
     result: dict[str, Any] = json.loads(diff.to_json())
     return result

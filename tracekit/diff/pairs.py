@@ -37,8 +37,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr
 
 from tracekit.analyze.reliability import PASSING
-from tracekit.analyze.results_model import Results, TraceResult
 from tracekit.diff.align import AlignedCall, align_calls
+from tracekit.results.model import Results, TraceResult
 from tracekit.storage import is_url
 from tracekit.trace import load_trace
 

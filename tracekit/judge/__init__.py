@@ -3,8 +3,8 @@
 - ``evidence``: what the judge sees of a trace, verbatim (history, tool calls and results, final answer).
 - ``prompt``: the versioned template (``TEMPLATE_VERSION``) with the case's rubric and criteria.
 - ``verdict``: reading the judge's JSON; unparseable answers and quotes not in the evidence are errors.
-- ``transport``: judge calls through the tracekit proxy, replayed from the store or recorded into it; new
-  ones go to the judge model's endpoint (``tracekit.clients``).
+- ``transport``: kept answers read straight from the store (a folder or a URL); new judge calls recorded
+  into it through the tracekit proxy, in front of the judge model's endpoint (``tracekit.clients``).
 - ``judging``: ``CaseJudge`` / ``judged_checks``: judge one case run.
 - ``analysis``: ``judge_hook``, the judge as ``tracekit analyze``'s JudgeHook.
 - ``combine``: the stricter-of-two verdict of cases scored "auto + LLM-judge".

@@ -25,6 +25,7 @@ from tracekit.judge.prompt import ROUTE, TEMPLATE_VERSION, JudgeRequest, build_r
 from tracekit.judge.transport import JudgeCallError, JudgeTransport
 from tracekit.judge.verdict import SampleVerdict, majority, parse_judge_output, response_text
 from tracekit.proxy import request_key
+from tracekit.storage import is_url, local
 
 if TYPE_CHECKING:
     from tracekit.cases import Case
@@ -46,7 +47,8 @@ class JudgeConfig:
     """Judge model; None means "whichever model's kept verdicts" (offline only). It is resolved through
     ``tracekit.clients``: a name with a registered prefix is answered by that client (e.g. a rule-based
     stand-in), any other by the judge API."""
-    store: Path = DEFAULT_STORE
+    store: str | Path = DEFAULT_STORE
+    """A folder, or a URL (``s3://bucket/recordings/judge``: any ``tracekit.storage`` URL)."""
     offline: bool = False
     samples: int = 1
     """Answers per request; the majority decides (ties go to the stricter verdict)."""
@@ -59,7 +61,7 @@ class JudgeConfig:
     max_tokens: int = 1024
 
     def __post_init__(self) -> None:
-        self.store = Path(self.store)
+        self.store = self.store if is_url(local(self.store)) else Path(local(self.store))
         if self.samples < 1:
             raise JudgeError(f"samples must be at least 1, got {self.samples}")
         if self.model is None and not self.offline:
@@ -176,7 +178,7 @@ class CaseJudge:
         return check
 
     def close(self) -> None:
-        """Stop the replaying proxy (new verdicts are kept as soon as they arrive)."""
+        """Close the judge model's endpoint (new verdicts are kept as soon as they arrive)."""
         self.transport.close()
 
     def __enter__(self) -> CaseJudge:
@@ -223,7 +225,7 @@ class CaseJudge:
                 "judged_trace": evidence.trace_id}  # fmt: skip
 
     def _kept_model(self, case: Case, evidence: Evidence) -> tuple[str | None, str]:
-        models = sorted({str(body.get("model")) for body in self.transport.kept_requests() if body.get("model")})
+        models = self.transport.kept_models()
 
         found = [model for model in models
                  if self.transport.kept(request_key(ROUTE, self._request(case, evidence, model).body)) > 0]  # fmt: skip

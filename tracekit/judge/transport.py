@@ -1,11 +1,13 @@
-"""How judge requests travel: the anthropic SDK against the tracekit proxy, replaying or recording.
+"""How judge requests travel: kept answers read from the store, new ones through a recording tracekit proxy.
 
 The verdict store (``recordings/judge/`` by default) is a folder of ordinary trace files, one per judge
 exchange, written by the proxy's recorder (redacted) and read by its replay index: a kept answer is found
 by the canonical request key, exactly as ``tracekit replay`` would find it (``tracekit replay
 recordings/judge`` serves the same answers to any client).
 
-- A request whose answers are kept goes to a proxy in replay mode over the store: no network.
+- A request whose answers are kept is answered from the store's replay index directly (the answer a proxy
+  in replay mode would serve, in the same order): no client, no proxy, no HTTP, so re-analysis costs
+  nothing.
 - A new request (never offline) goes to a proxy in record mode in front of the judge model's endpoint
   (``tracekit.clients``: the judge's API, or whatever the model's registered client opens), started for
   that one request (tens of milliseconds, against seconds for the judge's answer). It records into a
@@ -31,9 +33,12 @@ import orjson
 
 from tracekit.clients import ApiModelClient, Endpoint, ModelClient, ModelUse
 from tracekit.errors import JudgeCallError
-from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy
+from tracekit.judge.prompt import ROUTE
+from tracekit.proxy import ProxyConfig, ReplayIndex, RunningProxy, request_key
 from tracekit.redact import default_redactor
+from tracekit.storage import atomic_upload, is_url, iter_files, join, kind, local, read_bytes
 from tracekit.trace import ModelCall, iter_records, trace_files
+from tracekit.trace.io import TRACE_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +51,7 @@ JUDGE_SOURCE = "judge"
 
 
 class JudgeTransport:
-    """Sends judge requests through a replaying or a recording proxy (see the module docstring).
+    """Answers judge requests from the store, or sends them through a recording proxy (see the module docstring).
 
     Example::
 
@@ -57,7 +62,7 @@ class JudgeTransport:
 
     def __init__(
         self,
-        store: Path,
+        store: str | Path,
         *,
         upstream: str | None = None,
         offline: bool = False,
@@ -66,7 +71,8 @@ class JudgeTransport:
         max_retries: int = 2,
         client: ModelClient | None = None,
     ) -> None:
-        self.store = Path(store)
+        self.store: str | Path = store if is_url(local(store)) else Path(local(store))
+        """The store: a folder, or a URL (``tracekit.storage``) read and written through its filesystem."""
         self.offline = offline
         self.client = client or ApiModelClient()
         """The judge model's client: it opens the endpoint new requests go to (a model API by default)."""
@@ -82,8 +88,8 @@ class JudgeTransport:
         """Requests answered from the store in this run."""
         self._lock = threading.Lock()
         self._index: ReplayIndex | None = None
-        self._replay: RunningProxy | None = None
-        self.kept_files: list[Path] = []
+        self._models: list[str] | None = None
+        self.kept_files: list[str | Path] = []
         """Files this transport added to the store."""
 
     # -- what is kept ------------------------------------------------------------------------------------
@@ -92,7 +98,7 @@ class JudgeTransport:
     def index(self) -> ReplayIndex:
         """The store's answers by request key (loaded once)."""
         if self._index is None:
-            self._index = ReplayIndex.load(self.store) if self.store.is_dir() else ReplayIndex()
+            self._index = _load_index(self.store)
         return self._index
 
     def kept(self, key: str) -> int:
@@ -108,24 +114,25 @@ class JudgeTransport:
                 bodies.append(request)
         return bodies
 
+    def kept_models(self) -> list[str]:
+        """The judge models of the kept answers, sorted (read once: the index is loaded once too)."""
+        if self._models is None:
+            self._models = sorted({str(body["model"]) for body in self.kept_requests() if body.get("model")})
+        return self._models
+
     # -- sending ---------------------------------------------------------------------------------------------
 
     def send(
         self, body: dict[str, Any], *, session: str, case_id: str, kept: bool, meta: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """Send ``body`` through the replaying proxy (``kept``) or a recording one; the response JSON.
+        """The kept answer to ``body`` (``kept``), or ``body`` sent through a recording proxy; the response JSON.
 
         A recorded exchange is kept with ``case_id`` and ``meta`` in its header's ``meta.judge``.
 
         Raises ``JudgeCallError`` when no answer came (offline and not kept, API error, transport failure).
         """
         if kept:
-            with self._lock:
-                proxy = self._replay_proxy()
-            response = self._ask(proxy.url, body, session)
-            with self._lock:
-                self.replayed += 1
-            return response
+            return self._kept_answer(body)
         if self.offline:
             raise JudgeCallError("offline: no kept answer for this request")
         upstream = self._open_endpoint()
@@ -138,6 +145,28 @@ class JudgeTransport:
             self._keep_recorded(scratch, case_id, meta or {})
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        return response
+
+    def _kept_answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The next kept answer to ``body``, read from the store's index: what a replaying proxy would serve
+        (the same FIFO over the key's answers, the same JSON), without a client, a proxy or a socket."""
+        key = request_key(ROUTE, body)
+        with self._lock:
+            # A kept file may hold a failed attempt before its answer (the client retried): skip to an answer,
+            # as the client did; ``kept`` counts only those.
+            answer = None
+            for _ in range(len(self.index.answers.get(key, ()))):
+                answer = self.index.lookup(key)
+                if answer is not None and answer.status < 400:
+                    self.replayed += 1
+                    break
+        if answer is None:
+            raise JudgeCallError("no kept answer for this request")
+        if answer.status >= 400:
+            raise JudgeCallError(f"the judge API answered {answer.status}: {_error_message(answer.response)}")
+        response = answer.response
+        if response is None:
+            raise JudgeCallError(f"the kept answer ({answer.where}) has no JSON body")
         return response
 
     def _ask(self, url: str, body: dict[str, Any], session: str) -> dict[str, Any]:
@@ -173,13 +202,6 @@ class JudgeTransport:
                 self._endpoint = self.client.open(ModelUse("judge", base_url=self.upstream))
             return self._endpoint.url
 
-    def _replay_proxy(self) -> RunningProxy:
-        if self._replay is None:
-            running = RunningProxy(ProxyConfig(mode="replay", replay_dir=self.store, on_miss="error"))
-            running.proxy.index = self.index  # one index, so that counts and answers agree
-            self._replay = running.start()
-        return self._replay
-
     def _keep_recorded(self, scratch: Path, case_id: str, meta: dict[str, Any]) -> None:
         for path in trace_files([scratch]):
             problems: list[Any] = []
@@ -190,6 +212,10 @@ class JudgeTransport:
             if not answered:
                 log.info("tracekit judge: dropped %s (no answer)", path.name)
                 continue
+            _label_header(path, case_id, meta)
+            if isinstance(self.store, str):  # a URL: uploaded as one object
+                self.kept_files.append(_upload(path, join(self.store, _safe(case_id))))
+                continue
             folder = self.store / _safe(case_id)
             folder.mkdir(parents=True, exist_ok=True)
             target = folder / path.name
@@ -197,17 +223,13 @@ class JudgeTransport:
             while target.exists():
                 number += 1
                 target = folder / f"{path.stem}-{number}.jsonl"
-            _label_header(path, case_id, meta)
             shutil.move(str(path), target)
             self.kept_files.append(target)
 
     # -- closing ---------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the replaying proxy and close the judge model's endpoint (new answers are already in the store)."""
-        if self._replay is not None:
-            self._replay.close()
-            self._replay = None
+        """Close the judge model's endpoint (new answers are already in the store)."""
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
@@ -217,6 +239,34 @@ class JudgeTransport:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _load_index(store: str | Path) -> ReplayIndex:
+    """The replay index of a store; a URL's files are copied to a scratch folder first, under the same
+    relative names, so that the index (and the order of a key's answers) is the one a local copy gives."""
+    if not isinstance(store, str):
+        return ReplayIndex.load(store) if store.is_dir() else ReplayIndex()
+    if kind(store) != "directory":
+        return ReplayIndex()
+    prefix = store.rstrip("/") + "/"
+    with tempfile.TemporaryDirectory(prefix="tracekit-judge-store-") as scratch:
+        for url in iter_files(store, TRACE_SUFFIX):
+            target = Path(scratch, *url.removeprefix(prefix).split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(read_bytes(url))
+        return ReplayIndex.load(scratch)
+
+
+def _upload(path: Path, folder: str) -> str:
+    """Upload a kept exchange into the URL ``folder`` under a name not taken yet; the object's URL."""
+    target = join(folder, path.name)
+    number = 1
+    while kind(target) is not None:
+        number += 1
+        target = join(folder, f"{path.stem}-{number}{TRACE_SUFFIX}")
+    with atomic_upload(target) as out:
+        out.write(path.read_bytes())
+    return target
 
 
 def _label_header(path: Path, case_id: str, meta: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ import hashlib
 from typing import Any
 
 from tracekit.trace.canonical import canonical_json
+from tracekit.trace.difference import first_difference as value_difference
 
 #: Top-level request fields left out of the key.
 VOLATILE_FIELDS = frozenset({"stream", "stream_options"})
@@ -49,30 +50,11 @@ def route_key(method: str, path: str, body: Any, raw: bytes = b"") -> str:
 
 
 def first_difference(recorded: Any, live: Any, limit: int = 160) -> str:
-    """Where ``live`` first differs from ``recorded`` (normalized bodies), as a deepdiff path with both values.
+    """Where ``live`` first differs from ``recorded`` (normalized bodies), as a path with both values
+    (``tracekit.trace.difference``, which the MCP replay shares).
 
-    Example: ``root['messages'][2]['content'][0]['content']: recorded '晴' != request '雨'``.
+    A changed value is named before an added or removed one; among each kind, the path that sorts first
+    (list positions before keys). Example: ``root['messages'][2]['content'][0]['content']: recorded '晴' !=
+    request '雨'``.
     """
-    from deepdiff import DeepDiff  # imported on a miss only: it is slow to import
-
-    diff = DeepDiff(normalized_request(recorded), normalized_request(live), verbose_level=2, view="tree")
-    for category in ("values_changed", "type_changes", "dictionary_item_added", "dictionary_item_removed",
-                     "iterable_item_added", "iterable_item_removed"):  # fmt: skip
-        changes = diff.get(category)
-        if not changes:
-            continue
-        change = min(changes, key=lambda item: [(0, part, "") if isinstance(part, int) else (1, 0, str(part))
-                                                for part in item.path(output_format="list")])
-        before = _short(change.t1, limit)
-        after = _short(change.t2, limit)
-        if category.endswith("added"):
-            return f"{change.path()}: only in the request ({after})"
-        if category.endswith("removed"):
-            return f"{change.path()}: only in the recording ({before})"
-        return f"{change.path()}: recorded {before} != request {after}"
-    return "no difference in the body (the recorded answers for this request are used up)"
-
-
-def _short(value: Any, limit: int) -> str:
-    text = repr(value) if not isinstance(value, (dict, list)) else canonical_json(value).decode("utf-8", "replace")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return value_difference(normalized_request(recorded), normalized_request(live), limit)

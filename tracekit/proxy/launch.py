@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import click
 
-from tracekit.errors import TracekitError
+from tracekit.errors import InputError, TracekitError
 from tracekit.intercepts import InterceptConfig, load_intercept_config
+from tracekit.proxy.matching import RUNGS, MatchRules
 from tracekit.proxy.recorder import RecordingStats
 from tracekit.proxy.runner import announce_to_stdout, check_host, serve
 from tracekit.proxy.server import Proxy, ProxyConfig
 from tracekit.redact import Redactor, default_redactor
+from tracekit.safe_yaml import safe_load_yaml
 
 
 def redactor_with(values: Iterable[str]) -> Redactor:
@@ -31,6 +33,35 @@ def redactor_with(values: Iterable[str]) -> Redactor:
     for value in values:
         redactor.add_secret(value)
     return redactor
+
+
+REPLAY_CONFIG = "replay.yaml"
+"""A file beside the recordings that ``tracekit replay`` reads: ``ignore:`` (a list of path patterns) and
+``builtin_rules:`` (true by default), as ``--ignore`` and ``--no-builtin-rules`` give them."""
+
+
+def match_rules(directory: Path, ignore: Iterable[str], builtin: bool = True) -> MatchRules:
+    """The replay ladder's rules: ``directory/replay.yaml`` when present, then the ``--ignore`` patterns."""
+    patterns = list(ignore)
+    config_file = directory / REPLAY_CONFIG
+    if config_file.is_file():
+        where = str(config_file)
+        try:
+            text = config_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{where}: cannot read it ({exc})") from exc
+        document = safe_load_yaml(text, where, InputError) or {}
+        if not isinstance(document, dict) or set(document) - {"ignore", "builtin_rules"}:
+            raise InputError(f"{where}: expected a mapping with 'ignore' (a list) and 'builtin_rules' (true/false)")
+        listed = document.get("ignore", [])
+        if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
+            raise InputError(f"{where}: field 'ignore' must be a list of path patterns such as client_metadata")
+        flag = document.get("builtin_rules", True)
+        if not isinstance(flag, bool):
+            raise InputError(f"{where}: field 'builtin_rules' must be true or false")
+        patterns = listed + patterns
+        builtin = builtin and flag
+    return MatchRules.from_texts(patterns, builtin=builtin)
 
 
 def case_config(path: Path | None) -> InterceptConfig:
@@ -69,9 +100,22 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool) -> None:
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")
+    if proxy.index is not None:
+        echo(replay_summary(proxy.matches, proxy.misses))
     recorder = proxy.tracker.recorder
     if recorder is not None and (config.mode == "record" or recorder.stats.exchanges):
         echo(recording_summary(config.mode, recorder.stats, recorder.out_dir))
+
+
+def replay_summary(matches: Mapping[str, int], misses: list[str]) -> str:
+    """The line replay prints at exit: requests answered, by the rung that matched, and misses.
+
+    >>> replay_summary({"exact": 3, "session": 1}, ["no recording matches ..."])
+    'tracekit replay: answered 4 model requests (exact 3, volatile 0, session 1); 1 missed'
+    """
+    rungs = ", ".join(f"{rung} {matches.get(rung, 0)}" for rung in RUNGS)
+    answered = sum(matches.values())
+    return f"tracekit replay: answered {answered} model requests ({rungs}); {len(misses)} missed"
 
 
 def recording_summary(mode: str, stats: RecordingStats, out_dir: Path | None) -> str:

@@ -37,6 +37,7 @@ from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
 from tracekit.proxy.keys import first_difference, request_key
+from tracekit.proxy.matching import MatchRules, masked
 from tracekit.proxy.nearest import NearestIndex, RequestHashes, aligned, request_hashes
 from tracekit.proxy.raw_hashes import RawHashes
 from tracekit.proxy.recorded import (
@@ -62,7 +63,9 @@ _REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request
 class ReplayIndex:
     """Recorded answers by request key."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: MatchRules | None = None) -> None:
+        self.rules = rules or MatchRules()
+        """What the ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
         self.answers: dict[str, list[RecordedAnswer]] = defaultdict(list)
         self.other: dict[str, list[RecordedRoute]] = defaultdict(list)
         """Answers of other routes, by ``route_key``."""
@@ -77,15 +80,24 @@ class ReplayIndex:
         """Keys whose request takes part in ``nearest`` (the first answer of a key that has one)."""
         self._raw_hashes: RawHashes | None = None
         """The request hashes of the load under way (``load`` drops them when it ends)."""
+        self._sessions: dict[str, list[RecordedAnswer]] = defaultdict(list)
+        """Each recorded file's answered model calls, in file order (the ``session`` rung walks them)."""
+        self._place: dict[int, tuple[str, int]] = {}
+        """``id(answer)`` -> (its file, its position in ``_sessions[file]``)."""
+        self._volatile: dict[str, list[RecordedAnswer]] | None = None
+        """Answers by their ``volatile`` key, built on the first exact miss (a replay that never misses
+        never parses a recorded request)."""
+        self._followed: dict[str, tuple[str, int]] = {}
+        """Live session id -> the recorded file and position it was last answered from."""
 
     def __len__(self) -> int:
         return sum(len(answers) for answers in self.answers.values())
 
     @classmethod
-    def load(cls, folder: str | Path, *, fast: bool = True) -> ReplayIndex:
+    def load(cls, folder: str | Path, *, fast: bool = True, rules: MatchRules | None = None) -> ReplayIndex:
         """Index every trace file under ``folder`` (``fast=False``: every file read into the record models,
         as the replay reader gives up on a file; the index is the same)."""
-        index = cls()
+        index = cls(rules)
         # The load makes a few objects per exchange and frees none: the cyclic collector, run every few
         # hundred allocations, would walk all of them again and again (half of the load's time at 20,000
         # exchanges). It is paused meanwhile; the load makes no cycles for it to find.
@@ -120,6 +132,7 @@ class ReplayIndex:
                     answer = call_answer(path.name, record, json_bytes(record.request), json_bytes(record.response),
                                          self._shared(record.response_headers))  # fmt: skip
                     self.add(record.request_key, answer, record.request)
+                    self._in_session(path.name, answer)
             elif isinstance(record, ErrorRecord) and record.request_key and error_provider(record) in PROVIDERS:
                 body = json_bytes(record.body) if isinstance(record.body, dict) else None
                 self.add(
@@ -166,6 +179,8 @@ class ReplayIndex:
             return False
         for key, answer, hashes in entries:
             self._add(key, answer, hashes)
+            if answer.request_json is not None:  # a model call (a failed attempt records no request)
+                self._in_session(name, answer)
         for key, route in routes:
             self.other[key].append(route)
         return True
@@ -187,6 +202,62 @@ class ReplayIndex:
         if self._compares(key, answer):
             self._compared.add(key)
             self._nearest.add_hashed(order, answer.provider, hashes, answer)
+
+    def _in_session(self, name: str, answer: RecordedAnswer) -> None:
+        calls = self._sessions[name]
+        self._place[id(answer)] = (name, len(calls))
+        calls.append(answer)
+
+    def match(self, key: str, provider: Provider, body: Any, session: str) -> tuple[RecordedAnswer, str] | None:
+        """The answer for a request and the rung that found it (``tracekit.proxy.matching``), or None on a miss.
+
+        ``key`` is the request's exact key, ``body`` its parsed body, ``session`` the live session's id."""
+        found = self.lookup(key)
+        rung = "exact"
+        if found is None and isinstance(body, dict):
+            found, rung = self._lookup_volatile(provider, body), "volatile"
+            if found is None:
+                found, rung = self._next_in_session(provider, body, session), "session"
+        if found is None:
+            return None
+        place = self._place.get(id(found))
+        if place is not None:
+            self._followed[session] = place
+        return found, rung
+
+    def _volatile_key(self, provider: Provider, body: Any) -> str:
+        return request_key(provider.NAME, self.rules.volatile_body(body))
+
+    def _lookup_volatile(self, provider: Provider, body: dict[str, Any]) -> RecordedAnswer | None:
+        if self._volatile is None:
+            self._volatile = defaultdict(list)
+            for calls in self._sessions.values():
+                for answer in calls:
+                    request = answer.request
+                    if isinstance(request, dict):
+                        self._volatile[self._volatile_key(answer.provider, request)].append(answer)
+        key = self._volatile_key(provider, body)
+        answers = self._volatile.get(key)
+        if not answers:
+            return None
+        return answers[self._advance("volatile:" + key, len(answers))]
+
+    def _next_in_session(self, provider: Provider, body: dict[str, Any], session: str) -> RecordedAnswer | None:
+        followed = self._followed.get(session)
+        if followed is None:
+            return None
+        name, position = followed
+        calls = self._sessions[name]
+        if position + 1 >= len(calls):
+            return None
+        candidate = calls[position + 1]
+        recorded = candidate.request
+        if candidate.provider is not provider or not isinstance(recorded, dict):
+            return None
+        if provider.request_model(recorded) != provider.request_model(body):
+            return None
+        same = masked(self.rules.volatile_body(recorded)) == masked(self.rules.volatile_body(body))
+        return candidate if same else None
 
     def lookup(self, key: str) -> RecordedAnswer | None:
         """The next answer for ``key`` (FIFO, starting over once all were given), or None on a miss."""
@@ -214,7 +285,9 @@ class ReplayIndex:
         if found is None:
             return None
         answer, (_, shared, _) = found
-        return answer, first_difference(aligned(answer.provider, answer.request, body, shared), body)
+        recorded = aligned(answer.provider, answer.request, body, shared)
+        # The fields the ladder leaves out never made the miss: the difference named is one that did.
+        return answer, first_difference(self.rules.volatile_body(recorded), self.rules.volatile_body(body))
 
     def _shared(self, headers: dict[str, str] | None) -> dict[str, str]:
         """One dict for each set of recorded response headers (most recordings repeat a few sets)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from tracekit.providers.base import Provider
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
+from tracekit.proxy.matching import MatchRules
 from tracekit.proxy.observers import (
     ExchangeObserver,
     is_loopback_peer,
@@ -85,6 +87,8 @@ class ProxyConfig:
     """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
     observer: ExchangeObserver | None = None
     """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
+    match_rules: MatchRules = field(default_factory=MatchRules)
+    """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
 
 
 class Proxy:
@@ -104,7 +108,7 @@ class Proxy:
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
-            index = ReplayIndex.load(config.replay_dir)
+            index = ReplayIndex.load(config.replay_dir, rules=config.match_rules)
         self.index = index
         out_dir = config.out_dir
         if replaying and out_dir is None and config.on_miss == "record":
@@ -128,6 +132,8 @@ class Proxy:
                                            read_timeout=config.read_timeout)  # fmt: skip
         self.other_routes = OtherRoutes(self.upstream, index, self.tracker.registry, recorder, config.redactor,
                                         config.timing)  # fmt: skip
+        self.matches: Counter[str] = Counter()
+        """Model requests answered from recordings, by the rung of the replay ladder that matched."""
         self.misses: list[str] = self.other_routes.misses
         """Every replay miss's message (model routes and other routes), in order."""
         self._closed = False
@@ -285,10 +291,17 @@ class Proxy:
             received.source = "fault"
             return fault_answer(exchange.provider, fault)
         if self.index is not None:
-            recorded = self.index.lookup(exchange.turn.sent.key)
-            if recorded is not None:
+            sent = exchange.turn.sent
+            matched = self.index.match(sent.key, exchange.provider, sent.body, exchange.turn.session.id)
+            if matched is not None:
+                recorded, rung = matched
                 received.source = "recording"
-                return recorded_answer(recorded, exchange.request.stream, self.config.timing)
+                self.matches[rung] += 1
+                if rung != "exact":
+                    log.info("tracekit replay: %s answered by the %s rung", recorded.where, rung)
+                answer = recorded_answer(recorded, exchange.request.stream, self.config.timing)
+                answer.headers["x-tracekit-replay-match"] = rung
+                return answer
             if self.upstream is None:
                 sent = exchange.turn.sent
                 answer, message = miss_answer(self.index, exchange.provider, exchange.request.route, sent.body,

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tracekit import __version__
-from tracekit.analyze.results_model import Results
-from tracekit.analyze.summary_model import GroupFigures, ResultsSummary
 from tracekit.diff import diff_results
 from tracekit.report.runs import RANK, Run, short_run_name, sort_runs
 from tracekit.report.summary import Tally
+from tracekit.results.model import Results
+from tracekit.results.summary import GroupFigures, ResultsSummary
 
 
 @dataclass

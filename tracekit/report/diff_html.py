@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from tracekit import __version__
-from tracekit.analyze.results_model import ToolCallEntry, TraceResult
 from tracekit.diff import CHANGED, Diff, Pair
 from tracekit.diff.align import AlignedCall
 from tracekit.output import write_text
@@ -30,6 +29,7 @@ from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
 from tracekit.report.html import _slug, page_path
 from tracekit.report.runs import RESULTS
+from tracekit.results.model import ToolCallEntry, TraceResult
 
 #: Rows of each change's table on the index before "… and N more" (every pair has its page regardless).
 INDEX_ROWS = 500

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracekit.analyze.results_model import Results
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
@@ -44,6 +43,7 @@ from tracekit.report.summary import (
 )
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
+from tracekit.results.model import Results
 from tracekit.storage import is_url, join
 from tracekit.trace import ModelCall, Trace
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from tracekit.analyze.summary_model import ResultsSummary
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.runs import RESULTS, Run
 from tracekit.report.summary import PassK, findings_by_kind, overall_tally, tally_by_dimension, tally_by_run
+from tracekit.results.summary import ResultsSummary
 
 MAX_LINES = 60
 _ICONS = {"pass": "✅", "acceptable": "🟡", "fail": "❌", "pending": "⏳"}

@@ -1,12 +1,12 @@
 """The report's view of one ``traces[]`` entry: a ``Run``, with the labels and texts the pages show.
 
-The results are read once, by the typed model (``tracekit.analyze.results_model``); a ``Run`` wraps one
+The results are read once, by the typed model (``tracekit.results.model``); a ``Run`` wraps one
 ``TraceResult`` and adds only presentation: its label, its position in the report, checks and the judge's
 verdict as display text. Nothing here reinterprets or recomputes the analysis.
 
 Example::
 
-    runs = runs_from_results(results)        # results: tracekit.analyze.results_model.Results
+    runs = runs_from_results(results)        # results: tracekit.results.model.Results
     failing = [run for run in runs if run.result == "fail"]
 """
 
@@ -19,15 +19,8 @@ from typing import Any
 
 import orjson
 
-from tracekit.analyze.results_model import (
-    CheckEntry,
-    FindingEntry,
-    GuardEntry,
-    Results,
-    ToolCallEntry,
-    TraceResult,
-)
-from tracekit.analyze.summary_model import RESULTS
+from tracekit.results.model import CheckEntry, FindingEntry, GuardEntry, Results, ToolCallEntry, TraceResult
+from tracekit.results.summary import RESULTS
 
 __all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "failures_first", "run_key", "run_names",
            "runs_from_results", "short_run_name", "sort_runs"]  # fmt: skip

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.analyze.summary_model import ResultsSummary, VerdictCounts
 from tracekit.report.runs import RESULTS, Run, short_run_name, sort_runs
+from tracekit.results.summary import ResultsSummary, VerdictCounts
 
 
 @dataclass

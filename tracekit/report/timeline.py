@@ -18,11 +18,11 @@ from typing import Any
 import orjson
 
 from tracekit.analyze.graph import build_graph
-from tracekit.analyze.results_model import ToolCallEntry
 from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
 from tracekit.report.runs import Finding, Run
 from tracekit.report.svg import GraphEdge, GraphNode
+from tracekit.results.model import ToolCallEntry
 from tracekit.trace import (
     AgentRun,
     AssistantMessage,
@@ -77,6 +77,12 @@ class CallView:
     findings: list[Finding] = field(default_factory=list)
     severity: str | None = None
     turn: int | None = None
+    tool_latency_ms: float | None = None
+    """The tool server's own time for the call (``tracekit mcp record``), when the tool side was recorded."""
+    tool_server: str | None = None
+    """What the tool server returned, when the tool side was recorded and it differs from what the model saw."""
+    tool_error: bool = False
+    """Whether the tool server answered with an error (``isError`` or a JSON-RPC error)."""
 
 
 @dataclass
@@ -173,6 +179,8 @@ def _timeline(
             index = record.call_index if record.call_index is not None else by_use_id.get(record.tool_use_id or "")
             if index is not None:
                 interceptions.setdefault(index, []).append(record)
+    served = {record.call_index: record for record in trace.kind("mcp_exchange")
+              if record.method == "tools/call" and record.call_index is not None}  # fmt: skip
     items: list[Item] = []
     calls: list[CallView] = []
     shown_results: set[int] = set()
@@ -192,6 +200,8 @@ def _timeline(
             result = results.get(record.index)
             view = _call_view(record, result, interceptions.get(record.index, []), findings_by_call)
             view.history = record.index in history
+            if record.index in served:
+                _tool_side(view, served[record.index])
             if result is not None:
                 shown_results.add(id(result))
             calls.append(view)
@@ -244,6 +254,15 @@ def _call_view(
         severity=_worst(flagged),
         turn=call.message_index,
     )
+
+
+def _tool_side(view: CallView, exchange: Any) -> None:
+    """What the tool server did for the call (both sides of it: the model's view is ``view.result``)."""
+    result = exchange.result if isinstance(exchange.result, dict) else {}
+    view.tool_latency_ms = exchange.latency_ms
+    view.tool_error = bool(result.get("isError")) or exchange.error is not None
+    returned = _result_text(result.get("content")) if result else _plain(exchange.error)
+    view.tool_server = returned if returned != view.result else None
 
 
 def _call_from_results(call: ToolCallEntry, findings: Mapping[int, list[Finding]]) -> CallView:

@@ -7,7 +7,7 @@ Used by ``tracekit report`` (from a results file) and by ``tracekit analyze --ht
                             junit="reports/junit.xml", baseline="old/results.json", cases="cases")
     sys.exit(outcome.exit_status)   # 1 when a verdict fails under fail_on
 
-The results are read by the typed model (``tracekit.analyze.results_model``); every figure the reports
+The results are read by the typed model (``tracekit.results.model``); every figure the reports
 show comes from its ``summary``.
 """
 
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracekit.analyze.results_model import Results, read_results_file
 from tracekit.analyze.summary import build_summary
 from tracekit.errors import ResultsError
 from tracekit.output import write_text
@@ -31,6 +30,7 @@ from tracekit.report.junit import failing_results, render_junit
 from tracekit.report.markdown import render_markdown
 from tracekit.report.runs import Run, runs_from_results, sort_runs
 from tracekit.report.summary import pass_hat_k
+from tracekit.results.model import Results, read_results_file
 from tracekit.trace import Trace, load_trace
 
 FAIL_ON = ("fail", "acceptable")

@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from tracekit.analyze.results_model import Results
 from tracekit.redact import default_redactor
+from tracekit.results.model import Results
 from tracekit.storage import is_url, join, local
 from tracekit.tables.rows import Timings, entry_rows, partition_key, trace_timings
 from tracekit.tables.writer import PARTITIONS, TABLES, schemas, write_table

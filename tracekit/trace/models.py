@@ -104,6 +104,12 @@ class ToolCall(_Record):
     input_parse_error: bool = Field(default=False, description="True when the arguments were not JSON.")
     message_index: int = Field(description="Position of the assistant message that issued it.")
     model_call: int | None = Field(default=None, description="Index of the model_call that produced it.")
+    side: str | None = Field(
+        default=None, description="'tool' when an MCP recorder saw the call at the tool server (None: the model side)."
+    )
+    mcp_call: int | None = Field(
+        default=None, description="Model side: ``index`` of the tool-side call (side 'tool') it caused, once joined."
+    )
 
 
 class ToolResult(_Record):
@@ -117,6 +123,12 @@ class ToolResult(_Record):
     is_error: bool = Field(default=False, description="True when the tool reported a failure.")
     message_index: int = Field(description="Position of the message that carried it.")
     injected: bool = Field(default=False, description="True when an intercept replaced the agent's result.")
+    side: str | None = Field(
+        default=None, description="'tool' when an MCP recorder saw the result at the tool server (None: model side)."
+    )
+    latency_ms: float | None = Field(
+        default=None, description="Tool side: time from the tools/call request to its answer at the tool server."
+    )
 
 
 class ModelCall(_Record):
@@ -244,6 +256,31 @@ class HttpExchange(_Record):
     escaped: list[str] | None = Field(default=None, description="Fields holding escaped bytes, as on model_call.")
 
 
+class McpExchange(_Record):
+    """One JSON-RPC exchange between an agent's MCP client and a tool server, as ``tracekit mcp record`` relayed
+    it (``tools/call`` also gives a tool_call and a tool_result record with ``side`` 'tool')."""
+
+    kind: Literal["mcp_exchange"] = "mcp_exchange"
+    method: str = Field(description="JSON-RPC method: initialize, tools/list, tools/call, notifications/..., ...")
+    direction: str = Field(
+        default="client", description="Who sent the request or notification: 'client' (the agent) or 'server'."
+    )
+    id: Any = Field(default=None, description="JSON-RPC id of the request (None for a notification).")
+    params: Any = Field(default=None, description="Request params, as sent.")
+    result: Any = Field(default=None, description="Result as the client received it (after any intercept).")
+    error: Any = Field(default=None, description="JSON-RPC error object, when the answer was one.")
+    latency_ms: float | None = Field(default=None, description="Time from the request to its answer.")
+    call_index: int | None = Field(
+        default=None, description="tools/call: ``index`` of its tool_call record (the model's, once joined)."
+    )
+    mcp_call: int | None = Field(default=None, description="Once joined: ``index`` of the call in the tool-side trace.")
+    session: str | None = Field(default=None, description="Mcp-Session-Id of the HTTP session, when there was one.")
+    fault: str | None = Field(
+        default=None, description="Transport fault injected into this exchange: timeout, cut, latency, error."
+    )
+    original: Any = Field(default=None, description="What the server answered, when an intercept or fault replaced it.")
+
+
 class AgentRun(_Record):
     """How an external agent process ended (``tracekit run --agent-cmd``)."""
 
@@ -285,6 +322,7 @@ RECORD_CLASSES: tuple[type[BaseModel], ...] = (
     AgentRun,
     HttpExchange,
     Guard,
+    McpExchange,
 )
 """Every record class, one per ``kind`` (the members of ``Record``)."""
 
@@ -300,7 +338,8 @@ Record = Annotated[
     | ErrorRecord
     | AgentRun
     | HttpExchange
-    | Guard,
+    | Guard
+    | McpExchange,
     Field(discriminator="kind"),
 ]
 """Any record of a trace file, selected by its ``kind``."""

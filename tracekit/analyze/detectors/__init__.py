@@ -12,6 +12,7 @@ from tracekit.analyze.detectors import (  # noqa: F401  (each module registers i
     repeated_call,
     repeated_text,
     retry_storm,
+    tool_result_mismatch,
     ungrounded_argument,
     unused_output,
 )

@@ -1,6 +1,7 @@
-"""The entry of a trace bound to no case is written from its plain values (``entry.entry_json``), without the
-validation ``analyze_trace`` does: these tests hold it to the bytes and the digest the validated model gives,
-on every recorded trace (under each preset), on traces with guard records and on a trace without a file."""
+"""The entry of a trace is built as the results model's objects without validation (``ResultModel.built``)
+and written by orjson straight from them (``to_json_bytes``): these tests hold both to what validation and
+``model_dump`` give, on every recorded trace (under each preset), on traces with guard records and on a
+trace without a file."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import orjson
 import pytest
 
 from tracekit.analyze.config import detector_options
-from tracekit.analyze.entry import AnalyzeSettings, entry_json, trace_entry
-from tracekit.analyze.results import analyze_file
-from tracekit.analyze.results_model import TraceResult
+from tracekit.analyze.entry import AnalyzeSettings, analyze_trace
+from tracekit.analyze.results import analyze_file, build_results, trace_paths
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.summary import digest
+from tracekit.results.base import JSON_OPTIONS
+from tracekit.results.model import Results, TraceResult
 from tracekit.trace import Trace, load_trace
 from tracekit.trace.models import Guard
 
@@ -23,10 +25,13 @@ RECORDINGS = sorted(path for path in (ROOT / "recordings").rglob("*.jsonl") if "
 
 
 def _same_as_the_model(trace: Trace, settings: AnalyzeSettings) -> None:
-    entry = trace_entry(trace, settings)
-    model = TraceResult.model_validate(entry)
-    assert entry_json(entry) == model.to_json_bytes()
-    assert digest(entry) == digest(model)
+    built = analyze_trace(trace, settings)
+    data = built.to_json_bytes()
+    validated = TraceResult.model_validate_json(data)
+    assert data == orjson.dumps(built.to_plain(), option=JSON_OPTIONS)  # the writer is model_dump's bytes
+    assert validated.to_json_bytes() == data
+    assert validated == built
+    assert digest(validated) == digest(built)
 
 
 @pytest.mark.parametrize("preset", [None, "openhands", "roo"])
@@ -60,9 +65,12 @@ def test_guard_records_and_a_trace_without_a_file(tmp_path: Path) -> None:
     }  # fmt: skip
 
 
-def test_an_entry_with_a_verdict_goes_through_its_model() -> None:
-    entry = trace_entry(load_trace(RECORDINGS[0], fast=True))
-    with pytest.raises(ValueError, match="model"):
-        entry_json({**entry, "verdict": {"result": "pass"}})
-    with pytest.raises(ValueError, match="model"):
-        digest({**entry, "verdict": {"result": "pass"}})
+def test_aliases_left_out_fields_and_undeclared_keys_are_written_as_model_dump_writes_them() -> None:
+    flawed = ROOT / "recordings" / "flawed"
+    settings = AnalyzeSettings(cases_dir=str(ROOT / "cases"), sources=SourceNames.of([str(flawed)]))
+    built = build_results(trace_paths([str(flawed)]), settings)
+    results = Results.model_validate({**built.to_plain(), "future_key": {"kept": ["as", "written"]}})
+    data = results.to_json_bytes(indent=True)
+    assert data == orjson.dumps(results.to_plain(), option=JSON_OPTIONS | orjson.OPT_INDENT_2)
+    assert b'"pass^k"' in data and b'"pass":' in data and b'"pass_":' not in data
+    assert orjson.loads(data)["future_key"] == {"kept": ["as", "written"]}

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from tracekit.analyze.json_model import Number, ResultModel
+from tracekit.results.base import Number, ResultModel
 
 RESULTS = ("pass", "acceptable", "fail", "pending")
 """Verdict results in the order every count and report shows them."""

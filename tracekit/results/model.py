@@ -8,7 +8,7 @@ Schema for other tools. The document::
      "traces": [{"trace_id", "session", "source", "meta", "case_id", "run", "group", "repeat", "stats",
                  "tool_calls", "findings", "verdict", "problems", "trace_file"}, ...],
      "problems": ["file:line: what", ...],
-     "summary": {...}}                         # tracekit.analyze.summary_model.ResultsSummary
+     "summary": {...}}                         # tracekit.results.summary.ResultsSummary
 
 Reading is strict about types and tolerant about age: fields added after the first release have defaults
 (an older results file still reads), and keys a model does not declare are kept.
@@ -26,9 +26,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from tracekit.analyze.json_model import Number, ResultModel, omit_if_empty, omit_if_none
-from tracekit.analyze.summary_model import ResultsSummary
 from tracekit.errors import ResultsError, StorageError
+from tracekit.results.base import Number, ResultModel, omit_if_empty, omit_if_none
+from tracekit.results.summary import ResultsSummary
 from tracekit.storage import is_url, local, read_bytes
 
 VerdictResult = Literal["pass", "acceptable", "fail", "pending"]
@@ -259,6 +259,10 @@ class TraceResult(ResultModel):
     trace_file: str | None = omit_if_none(
         description="Where the report reads the trace file: relative to the folder of the results file (to the "
         "working directory when the results went to standard output), absolute when it cannot be relative."
+    )
+    tool_side: dict[str, Any] | None = omit_if_none(
+        description="What the MCP tool servers really did (``tracekit mcp record``): servers, tool calls, errors, "
+        "latency and each call's detail; left out for a trace with no recorded MCP traffic."
     )
 
     @property

@@ -1,0 +1,159 @@
+"""The application layer: what a command's options mean, decided once, handed to the engines.
+
+A command (``tracekit analyze``, ``diff``, ``run``) and the pytest plugin build one ``Analysis`` from their
+options: the PATHs (paths or fsspec URLs) decoded once, the case library loaded once (with what could not
+be loaded of it), the judge assembled once (kept verdicts found beside the recordings, local or under a
+URL), and the ``AnalyzeSettings`` every engine (this process, ``--jobs`` workers, Ray) analyzes with. The
+commands only parse options, print and exit; nothing here prints or knows click.
+
+Example::
+
+    analysis = Analysis.build(["recordings"], cases_dir="cases")
+    outcome = write_results(analysis.files, None, analysis.settings)
+    print(analysis.judge_note)          # where the judge's verdicts come from
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracekit.analyze.config import detector_options as resolve_detector_options
+from tracekit.analyze.judge_store import JudgeProvider, find_judge_store
+from tracekit.analyze.results import AnalyzeSettings
+from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
+from tracekit.errors import InputError, TracekitError
+from tracekit.storage import is_url, join, kind, local
+
+if TYPE_CHECKING:
+    from tracekit.cases.loader import CaseLibrary
+
+__all__ = ["Analysis", "kept_judge", "library_key"]
+
+
+def library_key(cases_dir: str | Path) -> str:
+    """How the settings name a case library: an absolute path (results do not depend on the working
+    directory), or the URL as given."""
+    where = local(cases_dir)
+    return str(where) if is_url(where) else os.path.abspath(where)
+
+
+def kept_judge(
+    paths: Sequence[str | Path],
+    store: str | Path | None = None,
+    model: str | None = None,
+    offline: bool = False,
+) -> tuple[JudgeProvider | None, str]:
+    """The judge every door of analysis uses (``tracekit analyze``, ``tracekit run``'s summary, ``diff``, the
+    pytest plugin): kept verdicts from ``store`` or, by default, from the nearest ``judge/`` folder in or above
+    the recordings (paths or URLs: ``find_judge_store``), calling ``model`` for the others unless offline.
+    Returns the provider (None: no judge, judged cases stay pending) and a note that says where verdicts come
+    from, or that there are none. ``InputError`` for a model that cannot judge."""
+    found = store or find_judge_store(paths)
+    if found is None and model is None:
+        return None, ("note: no kept judge verdicts (no judge/ folder in or above "
+                      f"{', '.join(map(str, paths))}): cases scored by the judge stay pending; "
+                      "give --judge-store DIR or --judge-model MODEL")  # fmt: skip
+    # The judge package (the SDK clients, the proxy) is imported only when there is a judge to make.
+    from tracekit.judge import JudgeConfig, JudgeError, judge_hook
+
+    try:
+        config = JudgeConfig(model=model, store=found or _new_store(paths), offline=offline or model is None)
+    except JudgeError as exc:
+        raise InputError(f"--judge-model: {exc}") from exc
+    note = f"judge verdicts: kept in {config.store}"
+    if model is not None and not config.offline:
+        note += f", others from {model}"
+    elif kind(config.store) != "directory":
+        note = (f"note: no kept judge verdicts in {config.store} (no such folder): "
+                "cases scored by the judge stay pending")
+    return partial(judge_hook, config), note
+
+
+def _new_store(paths: Sequence[str | Path]) -> str | Path:
+    """Where a judge model's new verdicts are kept when no store exists yet: ``judge/`` in the first PATH."""
+    first = local(paths[0]) if paths else "."
+    if is_url(first):
+        url = str(first)
+        return join(url if kind(url) == "directory" else url.rsplit("/", 1)[0], "judge")
+    folder = Path(first)
+    return (folder if folder.is_dir() else folder.parent) / "judge"
+
+
+@dataclass
+class Analysis:
+    """One analysis, as the options asked for it (see the module docstring). Built by ``build``."""
+
+    paths: tuple[str, ...]
+    """The PATH arguments, ``file://`` URLs turned into paths; other URLs as given."""
+    files: list[str] | Iterator[str]
+    """The trace files: a list, or a stream listed as it is analyzed when a PATH is a URL."""
+    settings: AnalyzeSettings
+    """What every engine analyzes the files with (the library's key, the judge, the detector options)."""
+    library: CaseLibrary | None = None
+    """The case library (``--cases``), loaded once."""
+    library_problems: list[str] = field(default_factory=list)
+    """Case files left out of the library (``file:line: what``)."""
+    judge_note: str = ""
+    """Where the judge's verdicts come from, or why there are none (empty without a library)."""
+
+    @classmethod
+    def build(
+        cls,
+        paths: Sequence[str | Path],
+        *,
+        cases_dir: str | Path | None = None,
+        case_id: str | None = None,
+        results_dir: str | Path | None = None,
+        detector_options: Sequence[str] = (),
+        config_path: Path | None = None,
+        detector_preset: str | None = None,
+        judge_store: str | Path | None = None,
+        judge_model: str | None = None,
+        judge_offline: bool = False,
+        judge: bool = True,
+    ) -> Analysis:
+        """Decode the options once. ``results_dir``: the results file's folder (``trace_file`` is relative
+        to it). ``judge=False``: no judge (judged cases pending). ``InputError`` for what the options get
+        wrong (a PATH that is not there, an unknown case, a library of which nothing loads)."""
+        given = tuple(os.fspath(local(path)) for path in paths)
+        try:
+            options = resolve_detector_options(config_path, tuple(detector_options), detector_preset)
+            streamed = any(is_url(path) for path in given)
+            files: list[str] | Iterator[str] = iter_trace_paths(given) if streamed else trace_paths(given)
+            library: CaseLibrary | None = None
+            problems: list[str] = []
+            key: str | None = None
+            if cases_dir is not None:
+                key = library_key(cases_dir)
+                library, problems = _load_library(key)
+                if case_id is not None and case_id not in library.cases:
+                    raise InputError(f"--case {case_id}: no such case in {cases_dir}")
+            elif case_id is not None:
+                raise InputError("--case needs --cases DIR (the library the case comes from)")
+            named = frozenset(path for path in given if kind(path) != "directory")
+        except TracekitError as exc:
+            raise InputError(str(exc)) from exc
+        settings = AnalyzeSettings(key, case_id, options, named_files=named,
+                                   sources=SourceNames.of(given, results_dir))  # fmt: skip
+        note = ""
+        if library is not None and judge:
+            provider, note = kept_judge(given, judge_store, judge_model, judge_offline)
+            settings = replace(settings, judge=provider)
+        return cls(given, files, settings, library, problems, note)
+
+    def keeping(self, **changes: Any) -> Analysis:
+        """The same analysis with ``AnalyzeSettings`` fields changed (``keep_results=True`` for reports)."""
+        return replace(self, settings=replace(self.settings, **changes))
+
+
+def _load_library(key: str) -> tuple[CaseLibrary, list[str]]:
+    """The library and its problems, through the per-process cache the analysis workers share (so that the
+    library this process loads is the one its entries are bound against)."""
+    from tracekit.analyze.binding import library_problems, load_library  # the case library's code: with --cases
+
+    return load_library(key), library_problems(key)
