@@ -299,9 +299,10 @@ def test_fourteen_call_tau_bench_graph_renders(browser: str, tmp_path: Path, art
 _TABLE_BOXES = """
 (() => {
   const box = el => { const r = el.getBoundingClientRect();
-                      return {left: r.left, right: r.right, width: r.width, cut: el.scrollWidth > el.clientWidth + 1}; };
+    return {left: r.left, right: r.right, width: r.width, cut: el.scrollWidth > el.clientWidth + 1}; };
   const table = document.querySelector('table.traces');
-  const heads = Object.fromEntries(Array.from(table.querySelectorAll('thead th')).map(th => [th.textContent, box(th)]));
+  const heads = Object.fromEntries(Array.from(table.querySelectorAll('thead th'))
+    .map(th => [th.textContent, box(th)]));
   const rows = Array.from(table.querySelectorAll('tbody tr')).map(tr => Array.from(tr.cells).map(td => ({
     box: box(td), title: td.getAttribute('title') || (td.querySelector('[title]') || {getAttribute: () => null})
       .getAttribute('title'), overflows: td.scrollWidth > td.clientWidth + 1, clipped: td.classList.contains('clip')
