@@ -108,9 +108,11 @@ class DevTools:
         self._reader.cancel()
 
 
-async def _visit(browser_ws: str, url: str, screenshot: Path, clip: str | None = None) -> dict[str, Any]:
-    """Load ``url``, check it, and screenshot it (the element matching the CSS selector ``clip``, when given,
-    whole even below the fold)."""
+async def _visit(browser_ws: str, url: str, screenshot: Path, clip: str | None = None, width: int = 1280,
+                 probe: str | None = None) -> dict[str, Any]:
+    """Load ``url`` in a ``width``-pixel window, check it, and screenshot it (the element matching the CSS
+    selector ``clip``, when given, whole even below the fold); ``probe``: a JavaScript expression whose
+    JSON value is returned as ``probe``."""
     async with aiohttp.ClientSession() as http, http.ws_connect(browser_ws, max_msg_size=0) as ws:
         cdp = DevTools(ws)
         try:
@@ -118,13 +120,16 @@ async def _visit(browser_ws: str, url: str, screenshot: Path, clip: str | None =
             session = (await cdp.call("Target.attachToTarget", targetId=target["targetId"], flatten=True))["sessionId"]
             for domain in ("Page", "Runtime", "Log", "Network"):
                 await cdp.call(f"{domain}.enable", session)
-            await cdp.call("Emulation.setDeviceMetricsOverride", session, width=1280, height=1600,
+            await cdp.call("Emulation.setDeviceMetricsOverride", session, width=width, height=1600,
                            deviceScaleFactor=1, mobile=False)
             await cdp.call("Page.navigate", session, url=url)
             await cdp.wait_for("Page.loadEventFired", session)
             await cdp.call("Runtime.evaluate", session, expression="document.fonts.ready.then(() => true)",
                            awaitPromise=True)  # laid out with its fonts: what a reviewer sees
             evaluated = await cdp.call("Runtime.evaluate", session, expression=_DOM_CHECK, returnByValue=True)
+            probed = None
+            if probe is not None:
+                probed = (await cdp.call("Runtime.evaluate", session, expression=probe, returnByValue=True))["result"]
             options: dict[str, Any] = {"format": "png"}
             if clip is not None:
                 box = await cdp.call("Runtime.evaluate", session, returnByValue=True, expression=(
@@ -148,6 +153,7 @@ async def _visit(browser_ws: str, url: str, screenshot: Path, clip: str | None =
                 ],
                 "dialogs": cdp.of(session, "Page.javascriptDialogOpening"),
                 "requests": [e["params"]["request"]["url"] for e in cdp.of(session, "Network.requestWillBeSent")],
+                "probe": json.loads(probed["value"]) if probed is not None else None,
             }
         finally:
             await cdp.close()
@@ -286,4 +292,67 @@ def test_fourteen_call_tau_bench_graph_renders(browser: str, tmp_path: Path, art
     seen = asyncio.run(_visit(browser, page.resolve().as_uri(), screenshot, clip="svg.callgraph"))
     _assert_inert(seen)
     assert (seen["dom"]["svg"], seen["dom"]["nodes"]) == (1, 14)
+    _assert_not_blank(screenshot)
+
+
+#: The boxes of the traces table, its header cells and the cells of its first rows, and the page's width.
+_TABLE_BOXES = """
+(() => {
+  const box = el => { const r = el.getBoundingClientRect();
+    return {left: r.left, right: r.right, width: r.width, cut: el.scrollWidth > el.clientWidth + 1}; };
+  const table = document.querySelector('table.traces');
+  const heads = Object.fromEntries(Array.from(table.querySelectorAll('thead th'))
+    .map(th => [th.textContent, box(th)]));
+  const rows = Array.from(table.querySelectorAll('tbody tr')).map(tr => Array.from(tr.cells).map(td => ({
+    box: box(td), title: td.getAttribute('title') || (td.querySelector('[title]') || {getAttribute: () => null})
+      .getAttribute('title'), overflows: td.scrollWidth > td.clientWidth + 1, clipped: td.classList.contains('clip')
+      || td.classList.contains('why')})));
+  return JSON.stringify({viewport: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+                         table: box(table), heads: heads, rows: rows});
+})()
+"""
+
+
+def test_the_traces_table_fits_a_1400_pixel_window_with_why_and_case_visible(
+    browser: str, report_inputs: dict[str, Any], tmp_path: Path, artifacts: Path
+) -> None:
+    """A failing check with a 1,500-character evidence in one unbroken run, a 200-character case id and a
+    300-character trace id: at 1,400 px the page does not scroll sideways, every column of the traces table
+    (``why`` and ``case`` last) lies inside the window, and a cut value carries its whole text in a title."""
+    import copy
+
+    results = copy.deepcopy(report_inputs["results"])
+    failing = next(item for item in results["traces"] if item["trace_id"] == "t-pc02-a1")
+    failing["verdict"]["checks"][1]["evidence"] = "参数" + "x" * 1500 + " 结尾"
+    long_case = "B2-PC-02-" + "很长的用例编号" * 28
+    for item in results["traces"]:
+        if item["case_id"] == "C4-LD-01":
+            item["case_id"] = long_case
+            item["verdict"]["case"]["id"] = long_case
+        if item["case_id"] is None:
+            item["trace_id"] = "trace-" + "y" * 300
+    write_reports(results, html_dir=tmp_path / "html", cases=report_inputs["cases"])
+    screenshot = artifacts / "report-index-1400.png"
+    seen = asyncio.run(_visit(browser, (tmp_path / "html" / "index.html").resolve().as_uri(), screenshot,
+                              clip="table.traces", width=1400, probe=_TABLE_BOXES))
+    _assert_inert(seen)
+    boxes = seen["probe"]
+    assert boxes["viewport"] == 1400 and boxes["scrollWidth"] <= 1400  # nothing sticks out to the right
+    assert boxes["table"]["right"] <= 1400
+    for name in ("why", "case", "trace", "verdict", "findings"):
+        head = boxes["heads"][name]
+        assert head["left"] >= 0 and head["right"] <= boxes["table"]["right"] + 0.5 and head["width"] >= 60, name
+    why_column = list(boxes["heads"]).index("why")
+    case_column = list(boxes["heads"]).index("case")
+    for row in boxes["rows"]:
+        for cell in row:
+            assert cell["box"]["right"] <= boxes["table"]["right"] + 0.5
+            if cell["overflows"]:  # cut on screen: only where the whole text is in a title
+                assert cell["clipped"] and cell["title"], cell
+    long_rows = [row for row in boxes["rows"] if row[case_column]["title"] == long_case]
+    assert long_rows and all(row[case_column]["overflows"] for row in long_rows)
+    why_titles = [row[why_column]["title"] for row in boxes["rows"] if row[why_column]["title"]]
+    assert any("x" * 1500 in title for title in why_titles)
+    for name, head in boxes["heads"].items():  # every header readable, none cut to "rep…"
+        assert not head["cut"], name
     _assert_not_blank(screenshot)

@@ -30,7 +30,7 @@ from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
-from tracekit.report.runs import RESULTS, Run
+from tracekit.report.runs import RESULTS, Run, failures_first
 from tracekit.report.summary import (
     KindGroup,
     PassK,
@@ -45,7 +45,7 @@ from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
 from tracekit.results.model import Results
 from tracekit.storage import is_url, join
-from tracekit.trace import Trace
+from tracekit.trace import ModelCall, Trace
 
 #: Rows per page of a trace list: 10,000 traces make 50 light pages instead of one heavy one.
 PAGE_SIZE = 200
@@ -59,6 +59,65 @@ CASE_DETAIL_RUNS = 12
 CASE_LIST_RUNS = 1000
 #: Verdict badges shown per group in the index's table of changed cases (more: counts).
 CHANGE_BADGES = 6
+
+#: Failing traces named in the index's first line (the traces table lists them all, first).
+HEADLINE_RUNS = 8
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the traces table: its name (the ``trace_cell`` macro's branch in ``_macros.html.j2``
+    renders its cells), its header, and whether it holds numbers (right-aligned)."""
+
+    name: str
+    label: str
+    numeric: bool = False
+    title: str = ""
+    """The header's tooltip, where the label is short for something longer."""
+
+
+#: The traces table of the index, the finding / mode / outcome lists and the case pages, left to right;
+#: widths in ``style.css`` (``col.col-<name>``). ``outcome`` is shown only when some trace has one.
+TRACE_COLUMNS = (
+    Column("trace", "trace"),
+    Column("verdict", "verdict"),
+    Column("group", "group"),
+    Column("repeat", "repeat"),
+    Column("outcome", "outcome"),
+    Column("tool_calls", "calls", numeric=True, title="tool calls"),
+    Column("errors", "errors", numeric=True, title="tool calls whose result was an error"),
+    Column("tokens", "tokens", numeric=True),
+    Column("findings", "findings"),
+    Column("why", "why"),
+    Column("diagnosis", "went wrong at", title="the critical step of a failed trace and its category"),
+    Column("case", "case"),
+)
+
+
+@dataclass
+class Headline:
+    """The index's first line: what failed (fail verdicts, sessions the guard stopped, pending verdicts),
+    with the first failing traces named."""
+
+    failing: list[Run]
+    """Failing traces and stopped sessions, in the traces table's order."""
+    stopped: int
+    pending: int
+
+    @classmethod
+    def of(cls, runs: Sequence[Run]) -> Headline:
+        """The headline of a report's runs (given in the traces table's order)."""
+        failing = [run for run in runs if run.result == "fail" or run.guard_stop is not None]
+        return cls(failing, sum(1 for run in runs if run.guard_stop is not None),
+                   sum(1 for run in runs if run.result == "pending"))
+
+
+def trace_columns(runs: Sequence[Run]) -> list[Column]:
+    """The traces table's columns for these runs: ``outcome`` only when an importer kept one (tau-bench's
+    ``reward``): a trace tracekit recorded has none, and a column of dashes tells a reviewer nothing."""
+    with_outcome = any(run.outcome for run in runs)
+    return [column for column in TRACE_COLUMNS if column.name != "outcome" or with_outcome]
+
 
 TraceLoader = Callable[[Run], "tuple[Trace | None, str | None]"]
 """Loads the trace of a run: (trace, None) or (None, why it could not be read)."""
@@ -133,7 +192,8 @@ def write_html_report(
     env = report_environment()
     links = SiteLinks(runs)
     version = results.tracekit
-    common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS}
+    common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS,
+              "trace_columns": trace_columns(runs)}
     written: list[Path] = []
 
     templates = {name: env.get_template(name) for name in ("trace.html.j2", "case.html.j2", "index.html.j2",
@@ -147,6 +207,8 @@ def write_html_report(
     summaries: dict[int, RunSummary] = {}
     for run in runs:
         trace, error = load(run)
+        if trace is not None:
+            run.usage_reported = usage_reported(trace)
         view = build_trace_view(run, trace, error)
         case = cases.get(run.case_id or "")
         render(
@@ -179,6 +241,7 @@ def write_html_report(
             category=case_runs[0].category,
         )
 
+    ordered = failures_first(runs)
     findings = findings_by_kind(runs)
     modes = failure_modes_by_kind(runs)
     outcomes = outcomes_by_value(runs)
@@ -204,10 +267,12 @@ def write_html_report(
         "inline_links": INLINE_LINKS,
         "change_badges": CHANGE_BADGES,
         "runs_total": len(runs),
+        "headline": Headline.of(ordered),
+        "headline_runs": HEADLINE_RUNS,
     }
     pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
     for page in pages:
-        render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(runs, page, page_size),
+        render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(ordered, page, page_size),
                **index_context)
     index = page_path(out_dir, "index.html")
     return sorted(written, key=lambda path: (path != index, str(path)))
@@ -231,8 +296,14 @@ def _write_list(
             pages=pages,
             runs_total=len(group.runs),
             finding_kind=group.kind if prefix == "finding" else None,
-            **_page_rows(group.runs, page, page_size),
+            **_page_rows(failures_first(group.runs), page, page_size),
         )
+
+
+def usage_reported(trace: Trace) -> bool:
+    """Whether any model call of the trace carried token usage (a stream without a usage event carries none)."""
+    return any(call.usage.input_tokens is not None or call.usage.output_tokens is not None
+               for call in trace.of_kind(ModelCall))  # fmt: skip
 
 
 def page_path(out_dir: str | Path, relative: str) -> Path:

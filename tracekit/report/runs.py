@@ -19,14 +19,18 @@ from typing import Any
 
 import orjson
 
-from tracekit.results.model import CheckEntry, FindingEntry, Results, ToolCallEntry, TraceResult
+from tracekit.results.model import CheckEntry, FindingEntry, GuardEntry, Results, ToolCallEntry, TraceResult
 from tracekit.results.summary import RESULTS
 
-__all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "run_key", "run_names", "runs_from_results",
-           "short_run_name", "sort_runs"]  # fmt: skip
+__all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "failures_first", "run_key", "run_names",
+           "runs_from_results", "short_run_name", "sort_runs"]  # fmt: skip
 
 #: How good a verdict is, for comparisons (pending has no rank: it is not a verdict yet).
 RANK = {"pass": 2, "acceptable": 1, "fail": 0}
+
+#: Order of the traces table: what a reviewer must look at first (a session the guard stopped counts as a
+#: failure), then what is undecided, then the rest; traces bound to no case last.
+REVIEW_ORDER = {"fail": 0, "pending": 1, "acceptable": 2, "pass": 3}
 
 #: Keys of ``meta`` that hold an importer's own outcome of the trace, in order of preference.
 OUTCOME_KEYS = ("reward", "outcome", "score", "success")
@@ -92,6 +96,10 @@ class Run:
     """The entry of the results, as analyze wrote it."""
     show_run: bool = False
     """True when the results hold several runs: labels then name the run too."""
+    usage_reported: bool | None = None
+    """Whether the trace's model calls carried token usage: set by the HTML writer from the trace file it
+    reads (None: the file was not read; then a total of 0 is taken as no usage, since a provider that
+    reports usage reports some input tokens)."""
 
     @property
     def trace_id(self) -> str:
@@ -168,9 +176,18 @@ class Run:
         return [check for check in self.checks if check.result == "fail"]
 
     @property
+    def guard_stop(self) -> GuardEntry | None:
+        """The live guard's ``stop`` that ended the session (``record --guard``), if one did."""
+        return next((event for event in self.entry.guard if event.action == "stop"), None)
+
+    @property
     def why(self) -> str:
-        """Why the trace is not a pass, in a line: the first failing check's evidence, else the worst finding's
-        message (empty when there is neither)."""
+        """Why the trace is not a pass, in a line: the guard's stop, else the first failing check's evidence,
+        else the worst finding's message (empty when there is none of them)."""
+        stop = self.guard_stop
+        if stop is not None:
+            return f"stopped by the guard ({stop.rule}): {stop.message}" if stop.message else \
+                f"stopped by the guard ({stop.rule})"
         for check in self.failed_checks:
             return f"{check.name}: {check.evidence}" if check.evidence else check.name
         order = {"error": 0, "warning": 1, "info": 2}
@@ -278,8 +295,29 @@ class Run:
 
     @property
     def tokens(self) -> int:
-        """Input plus output tokens."""
+        """Input plus output tokens (0 also when no usage was reported: see ``token_count``)."""
         return self.entry.stats.input_tokens + self.entry.stats.output_tokens
+
+    @property
+    def has_usage(self) -> bool:
+        """Whether the provider reported token usage for this trace (see ``usage_reported``)."""
+        return self.usage_reported if self.usage_reported is not None else self.tokens > 0
+
+    @property
+    def token_count(self) -> int | None:
+        """Input plus output tokens; None (shown as "unknown") when no usage was reported, 0 only when the
+        provider reported 0."""
+        return self.tokens if self.has_usage else None
+
+    @property
+    def input_token_count(self) -> int | None:
+        """Input tokens, None when no usage was reported."""
+        return self.entry.stats.input_tokens if self.has_usage else None
+
+    @property
+    def output_token_count(self) -> int | None:
+        """Output tokens, None when no usage was reported."""
+        return self.entry.stats.output_tokens if self.has_usage else None
 
     @property
     def latency_ms(self) -> float | None:
@@ -334,6 +372,19 @@ def sort_runs(runs: Iterable[Run]) -> list[Run]:
         )
 
     return sorted(runs, key=key)
+
+
+def failures_first(runs: Iterable[Run]) -> list[Run]:
+    """The traces table's order: fail (and sessions the guard stopped), pending, acceptable, pass, then traces
+    bound to no case; within each, the order of ``sort_runs`` (case id, run, group, repeat)."""
+    ordered = sort_runs(runs)
+
+    def rank(run: Run) -> int:
+        if run.guard_stop is not None:
+            return 0
+        return REVIEW_ORDER.get(run.result or "", len(REVIEW_ORDER))
+
+    return sorted(ordered, key=rank)  # stable: sort_runs' order within a rank
 
 
 def natural_key(text: str) -> tuple[Any, ...]:
