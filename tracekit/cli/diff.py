@@ -66,7 +66,8 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
     if html_dir is not None:
         from tracekit.report.diff_html import write_diff_html
 
-        pages = write_diff_html(html_dir, result, base_name=_name(base), new_name=_name(new))
+        pages = write_diff_html(html_dir, result, base_name=_name(base), new_name=_name(new),
+                               trace_dirs=(base_dir, new_dir))
         click.echo(f"HTML diff: {pages.index} ({len(pages.files)} pages)")
     if markdown is not None:
         if pages is not None and html_dir is not None:

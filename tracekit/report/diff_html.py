@@ -17,24 +17,30 @@ Example::
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from tracekit import __version__
 from tracekit.diff import CHANGED, Diff, Pair
 from tracekit.diff.align import AlignedCall
+from tracekit.diff.fields import FieldChange, field_changes
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
 from tracekit.report.html import _slug, page_path
 from tracekit.report.runs import RESULTS
-from tracekit.results.model import ToolCallEntry, TraceResult
+from tracekit.results.model import CheckEntry, ToolCallEntry, TraceResult
+from tracekit.storage import is_url
 
 #: Rows of each change's table on the index before "… and N more" (every pair has its page regardless).
 INDEX_ROWS = 500
 #: Unchanged pairs listed (folded) on the index.
 UNCHANGED_ROWS = 200
+#: Check results that make a side fail (listed on the pair page with their evidence).
+FAILING = ("fail", "error")
 MARKS = {"same": "=", "added": "+", "removed": "−", "moved": "⇄", "changed": "~"}
 
 
@@ -47,6 +53,8 @@ class CallRow:
     base: ToolCallEntry | None
     new: ToolCallEntry | None
     arguments: dict[str, Any]
+    fields: list[FieldChange] = field(default_factory=list)
+    """A changed call's differing fields (``path: old → new``), from both sides' arguments."""
 
 
 @dataclass
@@ -69,8 +77,12 @@ class DiffPages:
 
 
 def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name: str,
-                    redactor: Redactor | None = None) -> DiffPages:  # fmt: skip
-    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL)."""
+                    redactor: Redactor | None = None,
+                    trace_dirs: tuple[str | Path | None, str | Path | None] = (None, None)) -> DiffPages:  # fmt: skip
+    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL).
+
+    ``trace_dirs``: the folder each side's ``traces[].trace_file`` is relative to (None: the working
+    directory), so that a pair page links each side's trace file."""
     env = report_environment()
     outcome = DiffPages(out_dir)
     used: set[str] = set()
@@ -96,7 +108,13 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
         page = outcome.pages.get(id(pair))
         if page is None:
             continue
-        html = template.render(root="../", pair=pair, rows=call_rows(pair), summary=summarize, **common)
+        old, now = pair.traces
+        html = template.render(
+            root="../", pair=pair, rows=call_rows(pair), summary=summarize,
+            failed={"base": failing_checks(old), "new": failing_checks(now)},
+            trace_links={"base": trace_href(old, trace_dirs[0], out_dir), "new": trace_href(now, trace_dirs[1], out_dir)},
+            **common,
+        )  # fmt: skip
         outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
     return outcome
 
@@ -113,8 +131,36 @@ def call_rows(pair: Pair) -> list[CallRow]:
     def pick(found: list[ToolCallEntry], index: int | None) -> ToolCallEntry | None:
         return found[index] if index is not None and index < len(found) else None
 
-    return [CallRow(row.op, MARKS[row.op], pick(before, row.base), pick(after, row.new), row.arguments)
-            for row in pair.calls]  # fmt: skip
+    rows = []
+    for row in pair.calls:
+        base, new = pick(before, row.base), pick(after, row.new)
+        fields = field_changes(base.input, new.input) if row.op == "changed" and base and new else []
+        rows.append(CallRow(row.op, MARKS[row.op], base, new, row.arguments, fields))
+    return rows
+
+
+def failing_checks(trace: TraceResult | None) -> list[CheckEntry]:
+    """The checks (machine, then judged) that failed or gave an unusable answer on one side."""
+    if trace is None or trace.verdict is None:
+        return []
+    return [check for check in trace.verdict.all_checks if check.result in FAILING]
+
+
+def trace_href(trace: TraceResult | None, folder: str | Path | None, out_dir: str | Path) -> str | None:
+    """A link from a pair page (``out_dir/pairs/``) to a side's trace file: relative when both are local
+    folders, else absolute (None: the results name no trace file)."""
+    if trace is None or not trace.trace_file:
+        return None
+    if is_url(trace.trace_file):
+        return trace.trace_file
+    base = os.fspath(folder) if folder is not None else os.getcwd()
+    if is_url(base):
+        return base.rstrip("/") + "/" + quote(trace.trace_file.lstrip("/"))
+    where = Path(base, trace.trace_file).resolve()
+    if is_url(os.fspath(out_dir)):
+        return where.as_uri()
+    relative = os.path.relpath(where, Path(out_dir, "pairs").resolve())
+    return quote(Path(relative).as_posix())
 
 
 def summarize(calls: list[AlignedCall]) -> str:
