@@ -89,3 +89,21 @@ def test_a_pair_page_aligns_the_calls_side_by_side_and_escapes_their_arguments(t
     assert "../index.html#regression" in page.links
     again = write_diff_html(tmp_path / "again", diff, base_name="old.json", new_name="new.json")
     assert [p.read_bytes() for p in again.files] == [p.read_bytes() for p in pages.files]
+
+
+def test_hostile_failed_checks_and_trace_file_names_stay_text(tmp_path: Path) -> None:
+    old, new = _trace("B2-PC-02", "pass", [LOOKUP]), _trace("B2-PC-02", "fail", [LOOKUP])
+    new["verdict"]["checks"] = [
+        {"check": "calls[0]:<img src=x onerror=alert(1)>", "result": "fail", "evidence": "<script>alert(2)</script> 北京"},
+        {"check": "forbidden_tools", "result": "pass", "evidence": "none called"},
+    ]
+    old["trace_file"], new["trace_file"] = "base/a.jsonl", 'new/x y#"><script>.jsonl'
+    diff = diff_results(_results(old), _results(new))
+    pages = write_diff_html(tmp_path / "out", diff, base_name="old.json", new_name="new.json",
+                            trace_dirs=(tmp_path / "old", tmp_path / "new"))  # fmt: skip
+    path = tmp_path / "out" / str(pages.page_of(diff.pairs[0]))
+    page, html = _Page(path), path.read_text(encoding="utf-8")
+    assert "script" not in page.tags and "img" not in page.tags and "<script>" not in html
+    assert "calls[0]:<img src=x onerror=alert(1)> fail <script>alert(2)</script> 北京" in page.words
+    assert "forbidden_tools" not in page.words  # a passed check is not listed
+    assert page.links[-2:] == ["../../old/base/a.jsonl", "../../new/new/x%20y%23%22%3E%3Cscript%3E.jsonl"]
