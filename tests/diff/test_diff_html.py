@@ -94,7 +94,8 @@ def test_a_pair_page_aligns_the_calls_side_by_side_and_escapes_their_arguments(t
 def test_hostile_failed_checks_and_trace_file_names_stay_text(tmp_path: Path) -> None:
     old, new = _trace("B2-PC-02", "pass", [LOOKUP]), _trace("B2-PC-02", "fail", [LOOKUP])
     new["verdict"]["checks"] = [
-        {"check": "calls[0]:<img src=x onerror=alert(1)>", "result": "fail", "evidence": "<script>alert(2)</script> 北京"},
+        {"check": "calls[0]:<img src=x onerror=alert(1)>", "result": "fail",
+         "evidence": "<script>alert(2)</script> 北京"},
         {"check": "forbidden_tools", "result": "pass", "evidence": "none called"},
     ]
     old["trace_file"], new["trace_file"] = "base/a.jsonl", 'new/x y#"><script>.jsonl'

@@ -112,7 +112,8 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
         html = template.render(
             root="../", pair=pair, rows=call_rows(pair), summary=summarize,
             failed={"base": failing_checks(old), "new": failing_checks(now)},
-            trace_links={"base": trace_href(old, trace_dirs[0], out_dir), "new": trace_href(now, trace_dirs[1], out_dir)},
+            trace_links={"base": trace_href(old, trace_dirs[0], out_dir),
+                         "new": trace_href(now, trace_dirs[1], out_dir)},
             **common,
         )  # fmt: skip
         outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
