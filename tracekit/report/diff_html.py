@@ -4,7 +4,9 @@ pair (regression, improvement, flaky, added, removed) with the two call sequence
 Layout of ``DIR``::
 
     index.html                counts; regressions, improvements, flaky, added, removed; unchanged folded
-    pairs/<pair>.html         one changed pair: verdicts, task verdicts, deltas, findings, aligned calls
+    pairs/<pair>.html         one changed pair: verdicts, failed checks and a link to the trace file of each
+                              side, task verdicts, deltas, findings, aligned calls (changed arguments
+                              as ``path: old → new``)
 
 Same rules as the report's pages (``tracekit.report.html``): autoescaped templates, inline CSS, no script,
 no request; the same diff gives the same bytes.
