@@ -356,3 +356,52 @@ def test_the_traces_table_fits_a_1400_pixel_window_with_why_and_case_visible(
     for name, head in boxes["heads"].items():  # every header readable, none cut to "rep…"
         assert not head["cut"], name
     _assert_not_blank(screenshot)
+
+
+#: The aligned-calls table of a diff pair page: its box, its first row's cells and whether any cell overflows.
+_ALIGNED_BOXES = """
+(() => {
+  const table = document.querySelector('table.aligned');
+  const box = el => { const r = el.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width}; };
+  const cells = Array.from(table.querySelectorAll('tbody tr')).flatMap(tr => Array.from(tr.cells));
+  return JSON.stringify({viewport: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+    table: box(table), first: Array.from(table.querySelector('tbody tr').cells).map(box),
+    overflowing: cells.filter(td => td.scrollWidth > td.clientWidth + 1).length});
+})()
+"""
+
+
+def test_a_diff_pair_page_keeps_its_call_columns_wide_and_wraps_a_long_argument(
+    browser: str, tmp_path: Path, artifacts: Path
+) -> None:
+    """The reference and flawed recordings analyzed and diffed by the CLI, the flawed search's keyword made a
+    2,000-character unbroken run: at 1,280 px the mark column stays narrow, base and new share the width
+    equally, the argument wraps inside its cell and the page does not scroll sideways."""
+    from click.testing import CliRunner
+
+    from tracekit.cli.main import cli
+
+    root = Path(__file__).resolve().parents[2]
+    runner = CliRunner()
+    for side in ("reference", "flawed"):
+        result = runner.invoke(cli, ["analyze", str(root / "recordings" / side), "--cases", str(root / "cases"),
+                                     "--json", str(tmp_path / side / "results.json")])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    flawed = tmp_path / "flawed" / "results.json"
+    document = json.loads(flawed.read_text(encoding="utf-8"))
+    (trace,) = [item for item in document["traces"] if item["trace_id"] == "B2-PC-01__A__r0@scripted:flawed"]
+    trace["tool_calls"][0]["input"]["keyword"] = "AirPods" * 300
+    flawed.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    result = runner.invoke(cli, ["diff", str(tmp_path / "reference" / "results.json"), str(flawed),
+                                 "--html", str(tmp_path / "diff")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "diff" / "pairs" / "B2-PC-01.A.0.html"
+    seen = asyncio.run(_visit(browser, page.resolve().as_uri(), artifacts / "diff-pair-long-argument.png",
+                              clip="table.aligned", probe=_ALIGNED_BOXES))  # fmt: skip
+    _assert_inert(seen)
+    boxes = seen["probe"]
+    assert boxes["scrollWidth"] <= boxes["viewport"] and boxes["table"]["right"] <= boxes["viewport"]
+    mark, base, new = boxes["first"]
+    assert mark["width"] <= 48  # the = + − ⇄ ~ column
+    assert abs(base["width"] - new["width"]) <= 2 and base["width"] >= 0.45 * boxes["table"]["width"]
+    assert boxes["overflowing"] == 0  # the long keyword wraps inside its cell
