@@ -36,7 +36,7 @@ def test_analyze_with_a_cases_folder_holding_no_case_says_so_once(traces: Path, 
     result = CliRunner().invoke(cli, ["analyze", str(traces), "--cases", str(no_cases)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
-        f"Error: --cases {no_cases}: this folder holds no cases (a case is a .yaml file such as b2/B2-PC-02.yaml); "
+        f"Error: --cases {no_cases}: this folder holds no cases (a case is a .yaml file such as b2/<ID>.yaml); "
         "give the case library's folder, e.g. cases"
     ]
 

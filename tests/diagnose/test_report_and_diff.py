@@ -52,7 +52,7 @@ def test_the_trace_page_opens_with_where_it_went_wrong_linked_to_the_step(tmp_pa
     assert '<a href="#call-0">went wrong at step 3</a>: Instruction/Plan Adherence Failure: call #0' in headline
     assert 'id="call-0"' in page and 'id="step-2"' in page
     index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
-    assert "<th>went wrong at</th>" in index and "step 3: Instruction/Plan Adherence Failure" in index
+    assert ">went wrong at</th>" in index and "step 3: Instruction/Plan Adherence Failure" in index
 
 
 def test_diff_says_when_the_critical_step_moved_and_changed_category(tmp_path: Path) -> None:

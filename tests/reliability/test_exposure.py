@@ -118,7 +118,8 @@ def test_the_health_endpoint_reveals_no_configuration_or_secret(tmp_path: Path) 
     configured = "tkrel-configured-secret-9c1d"
     key = "tkrel-health-key-2e7a5f10"
     case = tmp_path / "case.json"
-    case.write_text('{"tool_intercept": {"intercept_tool": "search_flights", "inject_tool_result": {"content": "x"}}}')
+    case.write_text('{"type": "tool_intercept", "intercept_tool": "search_flights", '
+                    '"inject_tool_result": {"content": "x"}}')
     out = tmp_path / "private-recordings"
     with FakeUpstream(lambda request: text_reply("好")) as upstream:
         proxy = RecordProcess(upstream.url, out, tmp_path / "logs", "--redact", configured, "--case", str(case))

@@ -23,7 +23,8 @@ The primary type is that of the first Fail clause (in the seed's order) a signal
 words decide its type. The two families, stuck (循环, 死锁) and give-up (过早放弃, 放弃无说明), need fixes in
 opposite directions and are never summed.
 
-A Fail line that names the repetition itself (C4-LD-01's 「Fail：重试超过 5 次 / 未识别出重复操作」) is met by its
+A Fail line that names the repetition itself (seed 004's retry-loop case:
+「Fail：重试超过 5 次 / 未识别出重复操作」) is met by its
 second branch as well as by its count: ``repetition_check`` fails a run that issued the same failing call
 (same tool, same arguments) more times than the Pass line's range of failures allows (「在 3-4 次失败后停止重试」)
 and never fell back (no other call after them, no question to the user), though its retries do not exceed
@@ -118,7 +119,8 @@ _CLAUSE_KINDS: list[tuple[re.Pattern[str], str]] = [
 _SYSTEMIC = re.compile(r"503|5\d\d|unavailable|不可用|outage|故障", re.I)
 
 
-#: The Fail-line branch about repetition itself (seed 004, C4-LD-01: 「Fail：重试超过 5 次 / 未识别出重复操作」).
+#: The Fail-line branch about repetition itself (seed 004, its first loop case:
+#: 「Fail：重试超过 5 次 / 未识别出重复操作」).
 REPETITION_CLAUSE = "未识别出重复操作"
 
 

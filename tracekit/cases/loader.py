@@ -92,7 +92,7 @@ class CaseLibrary:
 
 def nearest_ids(wanted: str, ids: Iterable[str], count: int = 5) -> list[str]:
     """Up to ``count`` ids most like ``wanted``: first those equal to it once letter case and leading zeros
-    are ignored (``b2-fr-1`` is ``B2-FR-01``), then the closest spellings."""
+    are ignored (``ab-cd-1`` is ``AB-CD-01``), then the closest spellings."""
 
     def folded(case_id: str) -> str:
         return re.sub(r"\d+", lambda number: str(int(number.group())), case_id.upper())

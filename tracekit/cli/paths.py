@@ -91,8 +91,8 @@ def case_library(option: str, cases_dir: str | Path | None) -> None:
     if not folder.exists():
         raise InputError(f"{named}: no such folder; give the case library's folder, e.g. cases")
     if not case_files(folder):
-        raise InputError(f"{named}: this folder holds no cases (a case is a .yaml file such as "
-                         "b2/B2-PC-02.yaml); give the case library's folder, e.g. cases")  # fmt: skip
+        raise InputError(f"{named}: this folder holds no cases (a case is a .yaml file such as b2/<ID>.yaml); "
+                         "give the case library's folder, e.g. cases")  # fmt: skip
 
 
 def _local_target(path: str | Path | None) -> Path | None:
