@@ -271,6 +271,12 @@ class FakeUpstream(ThreadServed):
             await asyncio.sleep(first_byte_delay)
         headers = {"server": SERVER_HEADER, **wire.headers}
         response = web.StreamResponse(status=wire.status, headers=headers)
+        if request.method == "HEAD":  # the head only (RFC 9110 9.3.2): a body would be read as the next response
+            if wire.events is None:
+                response.content_length = len(wire.body)
+            await response.prepare(request)
+            await response.write_eof()
+            return response
         try:
             if wire.events is None:
                 response.content_length = len(wire.body)
