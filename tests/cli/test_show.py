@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import anthropic
 from click.testing import CliRunner
 
 from tracekit.cli import cli
+from tracekit.proxy import ProxyConfig, RunningProxy
+from tracekit.redact import Redactor
+from tracekit.testing import FakeUpstream, ToolUse, by_turn, text_reply, tool_use_reply
 from tracekit.trace import Header, ToolCall, ToolResult, UserMessage, write_trace
 
 
@@ -76,3 +81,27 @@ def test_show_a_folder_with_one_bad_trace_shows_the_others_and_exits_2(tmp_path:
         'got null; the first line of a trace is its header (kind "header", format, trace_id: a string): '
         "fix that line or record the trace again\n"
     )
+
+
+def test_show_keeps_the_recorded_order_of_thinking_text_and_tool_use(tmp_path: Path) -> None:
+    script = by_turn([tool_use_reply(ToolUse("get_weather", {"city": "北京"}), text="我查一下。", thinking="先查北京"),
+                      text_reply("北京晴。")])  # fmt: skip
+    with FakeUpstream(script) as upstream, RunningProxy(
+        ProxyConfig(upstream=upstream.url, out_dir=tmp_path / "t", redactor=Redactor())
+    ) as proxy:
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+        messages: list[Any] = [{"role": "user", "content": "北京天气？"}]
+        reply = client.messages.create(model="m", max_tokens=100, messages=messages)
+        assert [block.type for block in reply.content] == ["thinking", "text", "tool_use"]
+        messages += [{"role": "assistant", "content": [block.model_dump() for block in reply.content]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": reply.content[2].id,
+                                                   "content": "晴"}]}]  # fmt: skip
+        client.messages.create(model="m", max_tokens=100, messages=messages)
+    (trace,) = (tmp_path / "t").glob("*.jsonl")
+    result = CliRunner().invoke(cli, ["show", str(trace)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    thinking = next(n for n, line in enumerate(lines) if "(thinking) 先查北京" in line)
+    text = next(n for n, line in enumerate(lines) if "assistant 我查一下。" in line)
+    call = next(n for n, line in enumerate(lines) if "→ #0 get_weather" in line)
+    assert thinking < text < call

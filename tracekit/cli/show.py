@@ -97,12 +97,7 @@ def render_timeline(trace: Any, limit: int) -> list[str]:
         elif isinstance(record, UserMessage):
             lines.append(f"[{record.message_index}] user      " + _short(content_text(record.content), limit))
         elif isinstance(record, AssistantMessage):
-            text = record.text
-            if text:
-                lines.append(f"[{record.message_index}] assistant " + _short(text, limit))
-            for block in record.content:
-                if block.get("type") in ("thinking", "redacted_thinking"):
-                    lines.append(f"[{record.message_index}]   (thinking) " + _short(block.get("thinking", "…"), limit))
+            lines.extend(_assistant_lines(record.message_index, record.content, limit))
         elif isinstance(record, ToolCall):
             arguments = canonical_json(record.input).decode() if not record.input_parse_error else record.input
             lines.append(f"    → #{record.index} {record.name}({_short(str(arguments), limit)})")
@@ -154,3 +149,23 @@ def _short(text: str, limit: int) -> str:
     if limit and len(text) > limit:
         return text[: limit - 1] + "…"
     return text
+
+
+def _assistant_lines(index: int, content: list[dict[str, Any]], limit: int) -> list[str]:
+    """An assistant turn's thinking and text in the order the model gave them (consecutive text blocks joined
+    into one line, as ``AssistantMessage.text`` joins them)."""
+    from tracekit.trace.models import block_text  # the trace models load when the command runs, not for --help
+
+    lines: list[str] = []
+    texts: list[str] = []
+    for block in [*content, {"type": "end"}]:
+        kind = block.get("type")
+        if kind != "text" and texts:
+            if "".join(texts):
+                lines.append(f"[{index}] assistant " + _short("".join(texts), limit))
+            texts = []
+        if kind == "text":
+            texts.append(block_text(block.get("text")))
+        elif kind in ("thinking", "redacted_thinking"):
+            lines.append(f"[{index}]   (thinking) " + _short(block_text(block.get("thinking", "…")), limit))
+    return lines
