@@ -32,7 +32,7 @@ from tracekit import __version__
 from tracekit.analyze import feed
 from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
 from tracekit.analyze.sources import trace_paths
-from tracekit.analyze.summary import Digest, Summary, digest
+from tracekit.analyze.summary import OTHER_ROUTES, Digest, Summary, digest
 from tracekit.constants import JUDGE_SOURCE
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
@@ -134,8 +134,11 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
         return FileOutcome(path, error=f"{path}: cannot read ({exc.strerror or exc})")
     except Exception as exc:  # a reader bug must not stop the other files: say which file and what
         return FileOutcome(path, error=f"{path}: cannot be read as a trace ({_describe(exc)})")
-    if trace.header.source == JUDGE_SOURCE and os.fspath(path) not in settings.named_files:
+    named = os.fspath(path) in settings.named_files
+    if trace.header.source == JUDGE_SOURCE and not named:
         return FileOutcome(path, skipped="judge exchange")
+    if not named and {record.kind for record in trace.records} - {"header"} == {"http_exchange"}:
+        return FileOutcome(path, skipped=OTHER_ROUTES)
     try:
         result = analyze_trace(trace, settings)
         data, small = result.to_json_bytes(), digest(result)

@@ -131,6 +131,11 @@ class Breakdown:
         return {key: counts_of(value) for key, value in sorted(self.by_category.items())}
 
 
+OTHER_ROUTES = "other routes"
+"""``FileOutcome.skipped`` of a file found in a folder that holds only the exchanges of other routes (the
+recording proxy's ``*-other-routes.jsonl``): no agent session, so no trace entry."""
+
+
 class Summary:
     """Running totals over analyzed traces; ``merge`` adds another's (partitions counted apart)."""
 
@@ -145,6 +150,7 @@ class Summary:
         self.recovery_untested = 0
         self.unreadable_files = 0
         self.skipped_judge_exchanges = 0
+        self.skipped_other_routes = 0
         self.c4_primary: Counter[str] = Counter()
         self.rows: list[Row] = []
         self.by_run: dict[str | None, Breakdown] = defaultdict(Breakdown)
@@ -194,6 +200,8 @@ class Summary:
         """Count one analyzed file: unreadable, a skipped judge exchange, or a trace (its digest)."""
         if outcome.error is not None:
             self.add_unreadable()
+        elif outcome.skipped == OTHER_ROUTES:
+            self.skipped_other_routes += 1
         elif outcome.skipped is not None:
             self.add_skipped_judge_exchange()
         elif outcome.small is not None:
@@ -213,6 +221,7 @@ class Summary:
         self.recovery_untested += other.recovery_untested
         self.unreadable_files += other.unreadable_files
         self.skipped_judge_exchanges += other.skipped_judge_exchanges
+        self.skipped_other_routes += other.skipped_other_routes
         self.rows.extend(other.rows)
 
     def add_unreadable(self) -> None:
@@ -236,6 +245,7 @@ class Summary:
             unreadable_lines=self.totals["problems"],
             unreadable_files=self.unreadable_files,
             skipped_judge_exchanges=self.skipped_judge_exchanges,
+            skipped_other_routes=self.skipped_other_routes,
             verdicts=counts_of(self.verdicts),
             by_dimension=self.counted.dimensions(),
             by_category=self.counted.categories(),

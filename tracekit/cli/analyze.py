@@ -283,6 +283,8 @@ def _summary_line(outcome: RunOutcome) -> str:
         line += f"; {summary.unreadable_files} unreadable files"
     if summary.skipped_judge_exchanges:
         line += f"; {summary.skipped_judge_exchanges} judge exchanges skipped"
+    if summary.skipped_other_routes:
+        line += f"; {summary.skipped_other_routes} files of other routes only skipped"
     return line
 
 

@@ -195,6 +195,11 @@ class ResultsSummary(ResultModel):
     unreadable_lines: int = Field(description="Problems reported in traces (unreadable lines, binding).")
     unreadable_files: int = Field(description="Files that could not be analyzed at all.")
     skipped_judge_exchanges: int = Field(0, description="The judge's kept exchanges found in a folder, skipped.")
+    skipped_other_routes: int = Field(
+        0, exclude_if=lambda count: count == 0,
+        description="Files found in a folder that hold only exchanges of other routes (the recording proxy's "
+        "*-other-routes.jsonl: no agent session), skipped; left out when none.",
+    )
     verdicts: VerdictCounts = Field(description="Verdicts overall.")
     by_dimension: dict[str, VerdictCounts] = Field(description="Verdicts by dimension (B2, Q3, Q1, C4, TT).")
     by_category: dict[str, VerdictCounts] = Field(description="Verdicts by category: B2-PC, ...; TT for the traps.")
