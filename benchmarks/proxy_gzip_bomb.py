@@ -24,6 +24,9 @@ from aiohttp import web
 
 from tracekit.loop_thread import LoopThread
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loopback_upstream import start_messages_upstream  # a sibling script
+
 
 def _bomb(size: int) -> bytes:
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
@@ -44,17 +47,8 @@ def main() -> None:
                                   "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
                                   "usage": {"input_tokens": 1, "output_tokens": 1}})  # fmt: skip
 
-    async def start() -> tuple[web.AppRunner, str]:
-        app = web.Application()
-        app.router.add_post("/v1/messages", answer)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
-
     thread = LoopThread("bomb-upstream")
-    runner, upstream = thread.run(start(), timeout=10)
+    runner, upstream = thread.run(start_messages_upstream(answer), timeout=10)
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-c", "from tracekit.cli.main import cli; cli(prog_name='tracekit')", "record",
                    "--upstream", upstream, "--port", "0", "--out", str(Path(folder) / "rec")]  # fmt: skip

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,9 @@ from aiohttp import web
 from tracekit.loop_thread import LoopThread
 from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.redact import Redactor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loopback_upstream import start_messages_upstream  # a sibling script
 
 DELTA = "数据" * 250 + "x" * 500  # 1,000 characters, 2,000 bytes of UTF-8
 BATCH = 32  # deltas per write
@@ -60,16 +64,6 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _start_upstream() -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    app.router.add_post("/v1/messages", _stream)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-
 def _read(url: str, size_mb: int, budget: float) -> tuple[float, int]:
     body = {"model": "claude-x", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     started = time.perf_counter()
@@ -98,7 +92,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=300.0, help="seconds per stream before giving up")
     args = parser.parse_args()
     thread = LoopThread("bench-upstream")
-    runner, upstream = thread.run(_start_upstream(), timeout=10)
+    runner, upstream = thread.run(start_messages_upstream(_stream), timeout=10)
     me = psutil.Process()
     try:
         for size in args.sizes:
