@@ -164,9 +164,12 @@ def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
     (case × group × repeat, within a run when both sides name the same runs; a task's repeats judged
     together, so a task whose repeats disagree is flaky, not a regression)."""
     runs, baseline = list(runs), list(baseline)
-    diff = diff_results(_results(baseline), _results(runs))
-    now_of = {id(run.entry): run for run in runs}
-    before_of = {id(run.entry): run for run in baseline}
+    # Each entry fetched once: a run read from a results file gives a new object on every fetch.
+    now_entries, before_entries = [run.entry for run in runs], [run.entry for run in baseline]
+    diff = diff_results(Results(tracekit=__version__, traces=before_entries),
+                        Results(tracekit=__version__, traces=now_entries))  # fmt: skip
+    now_of = {id(entry): run for entry, run in zip(now_entries, runs)}
+    before_of = {id(entry): run for entry, run in zip(before_entries, baseline)}
     found: dict[str, list[BaselineChange]] = {"regression": [], "improvement": [], "flaky": []}
     new: list[Run] = []
     missing: list[Run] = []
@@ -196,11 +199,6 @@ def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
         unchanged=unchanged,
         flaky=sorted(found["flaky"], key=order),
     )
-
-
-def _results(runs: list[Run]) -> Results:
-    """The entries of runs as a results document (what ``diff_results`` reads)."""
-    return Results(tracekit=__version__, traces=[run.entry for run in runs])
 
 
 def _delta(label: str, a: GroupFigures, b: GroupFigures, delta: float) -> GroupDelta:

@@ -204,6 +204,13 @@ def write_html_report(
         html = templates[template].render(root=root, **common, **context)
         written.append(write_text(page_path(out_dir, relative), html, redactor))
 
+    by_case: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.case_id is not None:
+            by_case.setdefault(run.case_id, []).append(run)
+    detailed = {case_id: _detailed(case_runs) for case_id, case_runs in by_case.items()}
+    # What a case page shows of a run in full, kept only for those runs (memory flat in the number of traces).
+    shown = {run.position for case_runs in detailed.values() for run in case_runs}
     summaries: dict[int, RunSummary] = {}
     for run in runs:
         trace, error = load(run)
@@ -219,13 +226,9 @@ def write_html_report(
             graph=render_call_graph(view.nodes, view.edges),
             case_title=case.title if case else "",
         )
-        if run.case_id is not None:
+        if run.position in shown:
             summaries[run.position] = RunSummary(view.calls, view.final_answer, view.totals)
 
-    by_case: dict[str, list[Run]] = {}
-    for run in runs:
-        if run.case_id is not None:
-            by_case.setdefault(run.case_id, []).append(run)
     for case_id in sorted(by_case):
         case_runs = by_case[case_id]
         render(
@@ -234,7 +237,7 @@ def write_html_report(
             case_id=case_id,
             case=cases.get(case_id),
             runs=case_runs,
-            detailed=_detailed(case_runs),
+            detailed=detailed[case_id],
             listed=case_runs[:CASE_LIST_RUNS],
             summaries=summaries,
             dimension=case_runs[0].dimension,

@@ -99,7 +99,7 @@ def render_markdown(
     if kinds:
         lines += ["", "**Findings:** " + " · ".join(f"{_code(group.kind)} {group.count}" for group in kinds[:8])
                   + (f" · … {len(kinds) - 8} more kinds" if len(kinds) > 8 else "")]
-    acted = [(run, event) for run in runs for event in run.entry.guard if event.action != "record"]
+    acted = [(run, event) for run in runs if run.key.guarded for event in run.entry.guard if event.action != "record"]
     if acted:  # what the live guard (record --guard) did while the sessions ran
         lines += ["", f"**Guard ({len(acted)}):**"]
         lines += _cut([f"- {_code(run.label)} {event.action} {_code(event.rule)}: {_esc(event.message)}"

@@ -13,7 +13,7 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +22,8 @@ import orjson
 from tracekit.results.model import CheckEntry, FindingEntry, GuardEntry, Results, ToolCallEntry, TraceResult
 from tracekit.results.summary import RESULTS
 
-__all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "failures_first", "run_key", "run_names",
-           "runs_from_results", "short_run_name", "sort_runs"]  # fmt: skip
+__all__ = ["RANK", "RESULTS", "CheckView", "Judgement", "Run", "RunKey", "failures_first", "label_runs", "run_key",
+           "run_names", "runs_from_results", "short_run_name", "sort_runs"]  # fmt: skip
 
 #: How good a verdict is, for comparisons (pending has no rank: it is not a verdict yet).
 RANK = {"pass": 2, "acceptable": 1, "fail": 0}
@@ -83,44 +83,100 @@ class Judgement:
     """Why there is no verdict, or how a majority was reached."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """What a ``Run`` keeps of its entry when the entry itself is not held (a results file read entry by
+    entry, ``tracekit.results.stream``): the fields that order, group and label every run of a report."""
+
+    trace_id: str
+    case_id: str | None
+    run_name: str | None
+    group: str | None
+    repeat: int | None
+    result: str | None
+    source: str | None
+    stopped: bool
+    """Whether the live guard stopped the session."""
+    guarded: bool
+    """Whether the live guard noticed anything in the session (``traces[].guard``)."""
+    dimension: str | None
+    category: str | None
+
+    @classmethod
+    def of(cls, entry: TraceResult) -> RunKey:
+        """The key of an entry."""
+        verdict = entry.verdict
+        return cls(entry.trace_id, entry.case_id, entry.run, entry.group or None, entry.repeat, entry.result,
+                   entry.source, any(event.action == "stop" for event in entry.guard), bool(entry.guard),
+                   verdict.dimension if verdict is not None else None,
+                   verdict.category if verdict is not None else None)  # fmt: skip
+
+
 class Run:
     """One trace of the results: a case × group × repeat of a run, or a trace bound to no case.
 
     (A report's ``Run`` is one trace; the *run* it belongs to, ``run_name``, is what made it: one model or
-    policy run over the case library, e.g. ``run:reference-agent/model-x``.)"""
+    policy run over the case library, e.g. ``run:reference-agent/model-x``.)
 
-    position: int
-    """Position in ``traces[]`` (keeps duplicates apart)."""
-    entry: TraceResult
-    """The entry of the results, as analyze wrote it."""
-    show_run: bool = False
-    """True when the results hold several runs: labels then name the run too."""
-    usage_reported: bool | None = None
-    """Whether the trace's model calls carried token usage: set by the HTML writer from the trace file it
-    reads (None: the file was not read; then a total of 0 is taken as no usage, since a provider that
-    reports usage reports some input tokens)."""
+    ``Run(position, entry)`` holds its entry; ``Run.stored(position, key, fetch)`` holds only its ``RunKey``
+    and asks ``fetch(position)`` for the entry when a page needs more (a large results file read entry by
+    entry: ``tracekit.report.writer``)."""
+
+    __slots__ = ("_entry", "_fetch", "key", "position", "show_run", "usage_reported")
+
+    def __init__(self, position: int, entry: TraceResult, show_run: bool = False,
+                 usage_reported: bool | None = None) -> None:  # fmt: skip
+        self.position = position
+        """Position in ``traces[]`` (keeps duplicates apart)."""
+        self._entry: TraceResult | None = entry
+        self._fetch: Callable[[int], TraceResult] | None = None
+        self.key = RunKey.of(entry)
+        self.show_run = show_run
+        """True when the results hold several runs: labels then name the run too."""
+        self.usage_reported = usage_reported
+        """Whether the trace's model calls carried token usage: set by the HTML writer from the trace file it
+        reads (None: the file was not read; then a total of 0 is taken as no usage, since a provider that
+        reports usage reports some input tokens)."""
+
+    @classmethod
+    def stored(cls, position: int, key: RunKey, fetch: Callable[[int], TraceResult]) -> Run:
+        """A run that keeps only its key; its entry is ``fetch(position)`` when asked for."""
+        run = cls.__new__(cls)
+        run.position, run._entry, run._fetch, run.key = position, None, fetch, key
+        run.show_run, run.usage_reported = False, None
+        return run
+
+    @property
+    def entry(self) -> TraceResult:
+        """The entry of the results, as analyze wrote it."""
+        if self._entry is not None:
+            return self._entry
+        assert self._fetch is not None
+        return self._fetch(self.position)
+
+    def __repr__(self) -> str:
+        return f"Run({self.position}, {self.label!r})"
 
     @property
     def trace_id(self) -> str:
-        return self.entry.trace_id
+        return self.key.trace_id
 
     @property
     def case_id(self) -> str | None:
-        return self.entry.case_id
+        return self.key.case_id
 
     @property
     def group(self) -> str | None:
-        return self.entry.group or None
+        return self.key.group
 
     @property
     def repeat(self) -> int | None:
-        return self.entry.repeat
+        return self.key.repeat
 
     @property
     def source(self) -> str | None:
         """The trace file as the results name it (``traces[].source``)."""
-        return self.entry.source
+        return self.key.source
 
     @property
     def session(self) -> str | None:
@@ -133,20 +189,20 @@ class Run:
     @property
     def run_name(self) -> str | None:
         """The run the trace belongs to (``traces[].run``: header source / model)."""
-        return self.entry.run
+        return self.key.run_name
 
     @property
     def result(self) -> str | None:
         """pass / acceptable / fail / pending; None when the trace is bound to no case."""
-        return self.entry.result
+        return self.key.result
 
     @property
     def dimension(self) -> str | None:
-        return self.entry.verdict.dimension if self.entry.verdict is not None else None
+        return self.key.dimension
 
     @property
     def category(self) -> str | None:
-        return self.entry.verdict.category if self.entry.verdict is not None else None
+        return self.key.category
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -178,6 +234,8 @@ class Run:
     @property
     def guard_stop(self) -> GuardEntry | None:
         """The live guard's ``stop`` that ended the session (``record --guard``), if one did."""
+        if not self.key.stopped:
+            return None
         return next((event for event in self.entry.guard if event.action == "stop"), None)
 
     @property
@@ -328,7 +386,11 @@ class Run:
 
 def runs_from_results(results: Results) -> list[Run]:
     """Every ``traces[]`` entry as a ``Run``, in the order given (labels name the run when there are several)."""
-    runs = [Run(position, entry) for position, entry in enumerate(results.traces)]
+    return label_runs([Run(position, entry) for position, entry in enumerate(results.traces)])
+
+
+def label_runs(runs: list[Run]) -> list[Run]:
+    """``runs``, each set to name its run in its label when they hold several runs."""
     if len(run_names(runs)) > 1:
         for run in runs:
             run.show_run = True
@@ -380,7 +442,7 @@ def failures_first(runs: Iterable[Run]) -> list[Run]:
     ordered = sort_runs(runs)
 
     def rank(run: Run) -> int:
-        if run.guard_stop is not None:
+        if run.key.stopped:
             return 0
         return REVIEW_ORDER.get(run.result or "", len(REVIEW_ORDER))
 

@@ -13,8 +13,9 @@ show comes from its ``summary``.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,10 @@ from tracekit.report.compare import compare_groups, diff_baseline
 from tracekit.report.html import PAGE_SIZE, TraceLoader, write_html_report
 from tracekit.report.junit import failing_results, render_junit
 from tracekit.report.markdown import render_markdown
-from tracekit.report.runs import Run, runs_from_results, sort_runs
+from tracekit.report.runs import Run, RunKey, label_runs, runs_from_results, sort_runs
 from tracekit.report.summary import pass_hat_k
 from tracekit.results.model import Results, read_results_file
+from tracekit.results.stream import StoredResults
 from tracekit.trace import Trace, load_trace
 
 FAIL_ON = ("fail", "acceptable")
@@ -91,57 +93,76 @@ def write_reports(
     - ``fail_on``: ``fail`` or ``acceptable``; decides ``ReportOutcome.failing`` and JUnit failures.
     - ``results_name``: what the pages say they were written from (default: the results file's name).
 
-    Every file goes through the redactor (``tracekit.output``). Same input, same bytes.
+    A results file is read entry by entry (``tracekit.results.stream``): memory stays flat in the number of
+    traces. Every file goes through the redactor (``tracekit.output``). Same input, same bytes.
     """
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {FAIL_ON}, not {fail_on!r}")
-    if isinstance(results, (str, Path)):
-        results_name = results_name or Path(results).name
-        if results_dir is None:
-            results_dir = Path(results).parent
-    results = read_results(results)
     baseline_name = ""
     if isinstance(baseline, (str, Path)):
         baseline_name = Path(baseline).name
     elif baseline is not None:
         baseline_name = "baseline"
     before = read_results(baseline) if baseline is not None else None
+    with contextlib.ExitStack() as stack:
+        if isinstance(results, (str, Path)):
+            results_name = results_name or Path(results).name
+            if results_dir is None:
+                results_dir = Path(results).parent
+            document, runs = stack.enter_context(_stored_runs(results))
+        else:
+            document = read_results(results)
+            runs = runs_from_results(document)
+        runs = sort_runs(runs)
+        comparison = compare_groups(document.summary, runs)
+        baseline_diff = diff_baseline(runs, runs_from_results(before)) if before is not None else None
+        pass_k = pass_hat_k(document.summary)
+        outcome = ReportOutcome(failing=[run for run in runs if run.result in failing_results(fail_on)])
 
-    runs = sort_runs(runs_from_results(results))
-    comparison = compare_groups(results.summary, runs)
-    baseline_diff = diff_baseline(runs, runs_from_results(before)) if before is not None else None
-    pass_k = pass_hat_k(results.summary)
-    outcome = ReportOutcome(failing=[run for run in runs if run.result in failing_results(fail_on)])
-
-    if html_dir is not None:
-        outcome.html = write_html_report(
-            html_dir,
-            runs,
-            results=results,
-            results_name=results_name or "results",
-            cases=load_case_views(cases),
-            load=_trace_loader(traces_loader or load_trace, results_dir),
-            comparison=comparison,
-            baseline=baseline_diff,
-            baseline_name=baseline_name,
-            pass_k=pass_k,
-            page_size=page_size,
-            redactor=redactor,
-        )
-    if markdown is not None:
-        text = render_markdown(
-            runs,
-            results.summary,
-            comparison=comparison,
-            baseline=baseline_diff,
-            pass_k=pass_k,
-            html_index=str(outcome.index) if outcome.index else None,
-            fail_on=fail_on,
-        )
-        outcome.markdown = write_text(markdown, text, redactor)
-    if junit is not None:
-        outcome.junit = write_text(junit, render_junit(runs, fail_on=fail_on), redactor)
+        if html_dir is not None:
+            outcome.html = write_html_report(
+                html_dir,
+                runs,
+                results=document,
+                results_name=results_name or "results",
+                cases=load_case_views(cases),
+                load=_trace_loader(traces_loader or load_trace, results_dir),
+                comparison=comparison,
+                baseline=baseline_diff,
+                baseline_name=baseline_name,
+                pass_k=pass_k,
+                page_size=page_size,
+                redactor=redactor,
+            )
+        if markdown is not None:
+            text = render_markdown(
+                runs,
+                document.summary,
+                comparison=comparison,
+                baseline=baseline_diff,
+                pass_k=pass_k,
+                html_index=str(outcome.index) if outcome.index else None,
+                fail_on=fail_on,
+            )
+            outcome.markdown = write_text(markdown, text, redactor)
+        if junit is not None:
+            outcome.junit = write_text(junit, render_junit(runs, fail_on=fail_on), redactor)
     return outcome
+
+
+@contextlib.contextmanager
+def _stored_runs(path: str | Path) -> Iterator[tuple[Results, list[Run]]]:
+    """A results file read entry by entry (``tracekit.results.stream``): the document without its entries,
+    and a run per entry that keeps only its key (the pages fetch an entry again when they need it), so
+    memory stays flat in the number of traces. A document without a ``summary`` gets the one analyze
+    computes from its traces."""
+    keys: list[RunKey] = []
+    with StoredResults.open(path, on_entry=lambda _position, entry: keys.append(RunKey.of(entry))) as stored:
+        document = stored.header
+        if document.summary is None:
+            summary = build_summary(entry for _position, entry in stored.entries())
+            document = document.model_copy(update={"summary": summary})
+        yield document, label_runs([Run.stored(position, key, stored.entry) for position, key in enumerate(keys)])
 
 
 def read_results(results: ResultsSource) -> Results:
