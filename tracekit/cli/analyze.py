@@ -6,7 +6,7 @@ import contextlib
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import click
 
@@ -170,26 +170,31 @@ def analyze(
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
     if parquet_dir is not None:
         settings = replace(settings, keep_results=True)
-    if reports:
-        if to_stdout:
-            raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
-        settings = replace(settings, keep_results=True)
+    if reports and to_stdout:
+        raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
     runner = _engine(engine, ray_address, jobs)
-    try:
-        with contextlib.ExitStack() as stack:
-            out = _open_output(stack, json_path)
-            outcome = _run(stack, files, settings, 1 if runner is not None else jobs, out, show_progress, runner)
-    except TracekitError as exc:  # a URL that cannot be written, a Ray cluster that cannot be reached
-        raise InputError(str(exc)) from exc
-    if parquet_dir is not None:
-        _write_parquet(outcome, parquet_dir, settings.sources.results_dir)
-    click.echo(_summary_line(outcome), err=to_stdout)
-    if json_path is None and not reports:
-        click.echo("Write the full results with --json FILE.", err=True)
-    if reports:
-        where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
-        name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
-        _write_reports(outcome, where, name, html_dir, markdown_path, junit_path, analysis.library, fail_on or "fail")
+    with contextlib.ExitStack() as reports_stack:
+        # The reports read the results JSON back entry by entry, from a local copy written as it streams:
+        # memory stays flat in the number of traces (no entry is kept in memory for them).
+        spool = reports_stack.enter_context(_spool()) if reports else None
+        try:
+            with contextlib.ExitStack() as stack:
+                out = _open_output(stack, json_path)
+                if spool is not None:
+                    out = cast("IO[bytes]", _Tee(out, stack.enter_context(open(spool, "wb"))))
+                outcome = _run(stack, files, settings, 1 if runner is not None else jobs, out, show_progress, runner)
+        except TracekitError as exc:  # a URL that cannot be written, a Ray cluster that cannot be reached
+            raise InputError(str(exc)) from exc
+        if parquet_dir is not None:
+            _write_parquet(outcome, parquet_dir, settings.sources.results_dir)
+        click.echo(_summary_line(outcome), err=to_stdout)
+        if json_path is None and not reports:
+            click.echo("Write the full results with --json FILE.", err=True)
+        if spool is not None:
+            where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
+            name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
+            _write_reports(spool, where, name, html_dir, markdown_path, junit_path, analysis.library,
+                           fail_on or "fail")  # fmt: skip
     sys.stdout.flush()
     if outcome.unreadable_files or bad_case_files:
         sys.exit(EXIT_USAGE)
@@ -288,8 +293,34 @@ def _summary_line(outcome: RunOutcome) -> str:
     return line
 
 
+@contextlib.contextmanager
+def _spool() -> Iterator[Path]:
+    """A temporary file for a copy of the results JSON, removed at the end."""
+    import os
+    import tempfile
+
+    handle, name = tempfile.mkstemp(prefix="tracekit-results-", suffix=".json")
+    os.close(handle)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+class _Tee:
+    """Writes to the results output (if any) and to the reports' copy (all ``write_results`` calls)."""
+
+    def __init__(self, out: IO[bytes] | None, copy: IO[bytes]) -> None:
+        self._out, self._copy = out, copy
+
+    def write(self, data: bytes) -> int:
+        if self._out is not None:
+            self._out.write(data)
+        return self._copy.write(data)
+
+
 def _write_reports(
-    outcome: RunOutcome,
+    results: Path,
     results_dir: Path,
     results_name: str,
     html_dir: Path | None,
@@ -298,12 +329,12 @@ def _write_reports(
     library: CaseLibrary | None,
     fail_on: str,
 ) -> None:
-    """The reports, from the results in memory (no results file needed; ``trace_file`` is relative to
-    ``results_dir``)."""
+    """The reports, from the results JSON at ``results`` (read entry by entry; ``trace_file`` is relative to
+    ``results_dir``, the pages name ``results_name``)."""
     from tracekit.report import write_reports
 
     written = write_reports(
-        outcome.document(), html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
+        results, html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
         results_dir=results_dir, results_name=results_name,
     )  # fmt: skip
     for path in [written.index, written.markdown, written.junit]:

@@ -168,8 +168,8 @@ def diff_baseline(runs: Iterable[Run], baseline: Iterable[Run]) -> BaselineDiff:
     now_entries, before_entries = [run.entry for run in runs], [run.entry for run in baseline]
     diff = diff_results(Results(tracekit=__version__, traces=before_entries),
                         Results(tracekit=__version__, traces=now_entries))  # fmt: skip
-    now_of = {id(entry): run for entry, run in zip(now_entries, runs)}
-    before_of = {id(entry): run for entry, run in zip(before_entries, baseline)}
+    now_of = {id(entry): run for entry, run in zip(now_entries, runs, strict=True)}
+    before_of = {id(entry): run for entry, run in zip(before_entries, baseline, strict=True)}
     found: dict[str, list[BaselineChange]] = {"regression": [], "improvement": [], "flaky": []}
     new: list[Run] = []
     missing: list[Run] = []

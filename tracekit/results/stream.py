@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import re
@@ -161,10 +162,8 @@ def _download(url: str | Path) -> str:
 
 def _remove(temporary: str | None) -> None:
     if temporary is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
 
 
 class _Reader:
