@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,11 @@ from tracekit.cli.exits import EXIT_CHECK_FAILED, InputError
 from tracekit.errors import OptionsError, TracekitError
 
 if TYPE_CHECKING:
-    from tracekit.results.model import Results
+    from collections.abc import Iterator
+
+    from tracekit.diff.pairs import Pair, SideKey
+    from tracekit.results.model import TraceResult
+    from tracekit.results.stream import StoredResults
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -46,69 +51,115 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
     Exit status: 0 when it ran, 1 with --fail-on regression and a regression, 2 on unreadable input.
     """
     from tracekit.cli.paths import case_library, output_file, output_folder
-    from tracekit.diff import diff_results
-    from tracekit.diff.markdown import render_diff_markdown
-    from tracekit.diff.pairs import latency_reader
-    from tracekit.output import write_text
 
     case_library("--cases", cases_dir)
     output_file("--json", json_out)
     output_file("--markdown", markdown)
     output_folder("--html", html_dir)
-    (before, base_dir), (after, new_dir) = _side(base, cases_dir), _side(new, cases_dir)
-    result = diff_results(before, after, latency=latency_reader(base_dir, new_dir))
-    counts = result.counts
-    click.echo(", ".join(f"{counts[name]} {name}" for name in counts))
-    if json_out is not None:
-        write_text(json_out, result.model_dump_json(indent=2))
-        click.echo(f"JSON: {json_out}")
-    pages = None
-    if html_dir is not None:
-        from tracekit.report.diff_html import write_diff_html
-
-        pages = write_diff_html(html_dir, result, base_name=_name(base), new_name=_name(new),
-                               trace_dirs=(base_dir, new_dir))
-        click.echo(f"HTML diff: {pages.index} ({len(pages.files)} pages)")
-    if markdown is not None:
-        if pages is not None and html_dir is not None:
-            folder = _relative_to(html_dir, markdown)
-            text = render_diff_markdown(result, link=lambda pair: _page(folder, pages.page_of(pair)),
-                                        index=_page(folder, "index.html"))  # fmt: skip
-        else:
-            text = render_diff_markdown(result)
-        write_text(markdown, text)
-        click.echo(f"Markdown: {markdown}")
+    with contextlib.ExitStack() as stack:
+        counts = _write_diff(stack, base, new, cases_dir, json_out, markdown, html_dir)
     if fail_on == "regression" and counts["regression"]:
         click.echo(f"{counts['regression']} pairs regressed (--fail-on regression)", err=True)
         sys.stdout.flush()
         sys.exit(EXIT_CHECK_FAILED)
 
 
-def _side(path: str, cases_dir: str | None) -> tuple[Results, str | None]:
-    """The results of one side and the folder its ``trace_file`` entries are relative to."""
-    from tracekit.results.model import read_results_file
+def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str | None, json_out: str | None,
+                markdown: str | None, html_dir: str | None) -> dict[str, int]:  # fmt: skip
+    """Pair the two sides from their keys, then build one pair at a time (its entries read again from each
+    results file) and hand it to the JSON, the HTML pages and the Markdown: memory stays flat in the number
+    of pairs (``tracekit.diff.stream``)."""
+    from tracekit.diff.latency import latency_reader
+    from tracekit.diff.markdown import MarkdownDigest
+    from tracekit.diff.pairs import count_changes, plan_pairs
+    from tracekit.diff.stream import write_diff_json
+    from tracekit.output import atomic_output, write_text
+
+    before, base_keys, base_dir = _side(stack, base, cases_dir)
+    after, new_keys, new_dir = _side(stack, new, cases_dir)
+    plan = plan_pairs(base_keys, new_keys)
+    counts = count_changes(plan)
+    click.echo(", ".join(f"{counts[name]} {name}" for name in counts))
+    latency = latency_reader(base_dir, new_dir)
+    pairs = (planned.build(before.entry, after.entry, latency) for planned in plan)
+    writer = digest = None
+    if html_dir is not None:
+        from tracekit.report.diff_html import DiffPagesWriter
+
+        writer = DiffPagesWriter(html_dir, base_name=_name(base), new_name=_name(new), trace_dirs=(base_dir, new_dir))
+    folder = _relative_to(html_dir, markdown) if html_dir is not None and markdown is not None else ""
+    if markdown is not None:
+        digest = MarkdownDigest()
+
+    def each(pairs: Iterator[Pair]) -> Iterator[Pair]:
+        for pair in pairs:
+            page = writer.add(pair) if writer is not None else None
+            if digest is not None:
+                digest.add(pair, _page(folder, page))
+            yield pair
+
+    if json_out is not None:
+        with atomic_output(json_out) as out:
+            write_diff_json(out, counts, each(pairs))
+    else:
+        for _pair in each(pairs):
+            pass
+    if json_out is not None:
+        click.echo(f"JSON: {json_out}")
+    pages = writer.finish(counts) if writer is not None else None
+    if pages is not None:
+        click.echo(f"HTML diff: {pages.index} ({len(pages.files)} pages)")
+    if markdown is not None and digest is not None:
+        index = _page(folder, "index.html") if pages is not None else None
+        write_text(markdown, digest.render(counts, index))
+        click.echo(f"Markdown: {markdown}")
+    return counts
+
+
+def _side(stack: contextlib.ExitStack, path: str,
+          cases_dir: str | None) -> tuple[StoredResults, list[SideKey], str | None]:  # fmt: skip
+    """The results of one side (read entry by entry), each entry's key, and the folder its ``trace_file``
+    entries are relative to."""
+    from tracekit.diff.pairs import SideKey
+    from tracekit.results.stream import StoredResults
     from tracekit.storage import is_url, kind, local
+
+    keys: list[SideKey] = []
+
+    def keep(position: int, entry: TraceResult) -> None:
+        keys.append(SideKey.of(position, entry))
 
     try:
         if kind(path) == "directory":
-            return _analyzed(path, cases_dir), None
-        results = read_results_file(path)
+            spool = stack.enter_context(_analyzed(path, cases_dir))
+            return stack.enter_context(StoredResults.open(spool, on_entry=keep)), keys, None
+        results = stack.enter_context(StoredResults.open(path, on_entry=keep))
     except TracekitError as exc:
         raise InputError(f"{exc} (give a results JSON of `tracekit analyze --json` or a folder of traces)") from exc
     where = str(local(path))
-    return results, (where.rsplit("/", 1)[0] if is_url(where) else os.path.dirname(os.path.abspath(where)))
+    return results, keys, (where.rsplit("/", 1)[0] if is_url(where) else os.path.dirname(os.path.abspath(where)))
 
 
-def _analyzed(folder: str, cases_dir: str | None) -> Results:
-    """A folder of traces analyzed in memory, as `tracekit analyze FOLDER --cases DIR` would."""
-    from tracekit.analyze.results import build_results
+@contextlib.contextmanager
+def _analyzed(folder: str, cases_dir: str | None) -> Iterator[str]:
+    """A folder of traces analyzed, as `tracekit analyze FOLDER --cases DIR` would, into a temporary results
+    file (removed at the end)."""
+    import tempfile
+
+    from tracekit.analyze.results import write_results
     from tracekit.application import Analysis
 
     try:
         analysis = Analysis.build([folder], cases_dir=cases_dir, results_dir=os.getcwd())
     except OptionsError as exc:
         raise InputError(str(exc)) from exc
-    return build_results(analysis.files, analysis.settings)
+    handle, spool = tempfile.mkstemp(prefix="tracekit-diff-", suffix=".json")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write_results(analysis.files, out, analysis.settings)
+        yield spool
+    finally:
+        os.unlink(spool)
 
 
 def _name(path: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracekit.diff.pairs import Diff, Pair
+from tracekit.diff.stream import Head
 
 MAX_ROWS = 15
 
@@ -16,31 +17,54 @@ def render_diff_markdown(diff: Diff, link: Callable[[Pair], str | None] | None =
                          index: str | None = None) -> str:  # fmt: skip
     """The comment text (ends with a newline). ``link``: a pair's HTML page (as the comment should link it);
     ``index``: the HTML diff's index."""
-    counts = diff.counts
-    lines = [
-        "### tracekit diff",
-        "",
-        " · ".join(f"{name} **{counts.get(name, 0)}**" for name in
-                   ("regression", "improvement", "flaky", "added", "removed", "unchanged")),
-    ]
-    for change, mark in (("regression", "▼"), ("improvement", "▲")):
-        pairs = [pair for pair in diff.pairs if pair.change == change]
-        if not pairs:
-            continue
-        lines += ["", f"**{change.capitalize()}s ({len(pairs)}):**"]
-        lines += [f"- {mark} {_line(pair, link(pair) if link else None)}" for pair in pairs[:MAX_ROWS]]
-        if len(pairs) > MAX_ROWS:
-            lines.append(f"- … and {len(pairs) - MAX_ROWS} more")
-    shown = ("regression", "improvement")
-    moved = [pair for pair in diff.pairs if pair.critical_step is not None and pair.change not in shown]
-    if moved:
-        lines += ["", f"**Critical step changed ({len(moved)}):**"]
-        lines += [f"- {_line(pair, link(pair) if link else None)}" for pair in moved[:MAX_ROWS]]
-        if len(moved) > MAX_ROWS:
-            lines.append(f"- … and {len(moved) - MAX_ROWS} more")
-    if index:
-        lines += ["", f"Every pair: [the HTML diff]({_target(index)})."]
-    return "\n".join(lines) + "\n"
+    digest = MarkdownDigest()
+    for pair in diff.pairs:
+        digest.add(pair, link(pair) if link else None)
+    return digest.render(diff.counts, index)
+
+
+class MarkdownDigest:
+    """What the comment shows, collected a pair at a time (``tracekit diff`` streams its pairs): the first
+    regressions, improvements and other pairs whose critical step changed, each with its link, and how many
+    of each there are."""
+
+    def __init__(self) -> None:
+        self.sections: dict[str, Head[tuple[Pair, str | None]]] = {
+            name: Head(MAX_ROWS) for name in ("regression", "improvement", "moved")
+        }
+
+    def add(self, pair: Pair, page: str | None = None) -> None:
+        """Count ``pair`` (``page``: its HTML page, as the comment links it)."""
+        if pair.change in ("regression", "improvement"):
+            self.sections[pair.change].append((pair, page))
+        elif pair.critical_step is not None:
+            self.sections["moved"].append((pair, page))
+
+    def render(self, counts: dict[str, int], index: str | None = None) -> str:
+        """The comment text (ends with a newline); ``index``: the HTML diff's index."""
+        lines = [
+            "### tracekit diff",
+            "",
+            " · ".join(f"{name} **{counts.get(name, 0)}**" for name in
+                       ("regression", "improvement", "flaky", "added", "removed", "unchanged")),
+        ]
+        for change, mark in (("regression", "▼"), ("improvement", "▲")):
+            pairs = self.sections[change]
+            if not pairs:
+                continue
+            lines += ["", f"**{change.capitalize()}s ({len(pairs)}):**"]
+            lines += [f"- {mark} {_line(pair, page)}" for pair, page in pairs]
+            if len(pairs) > MAX_ROWS:
+                lines.append(f"- … and {len(pairs) - MAX_ROWS} more")
+        moved = self.sections["moved"]
+        if moved:
+            lines += ["", f"**Critical step changed ({len(moved)}):**"]
+            lines += [f"- {_line(pair, page)}" for pair, page in moved]
+            if len(moved) > MAX_ROWS:
+                lines.append(f"- … and {len(moved) - MAX_ROWS} more")
+        if index:
+            lines += ["", f"Every pair: [the HTML diff]({_target(index)})."]
+        return "\n".join(lines) + "\n"
 
 
 def _line(pair: Pair, page: str | None) -> str:

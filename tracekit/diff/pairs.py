@@ -14,7 +14,7 @@ count passes as pass^k does (``tracekit.analyze.reliability.PASSING``). When a s
 ``pending`` decides nothing. A trace without a verdict is judged by its importer's outcome
 (``outcome_result``: tau-bench ``reward`` 1 is a pass, 0 a fail).
 
-The results JSON holds no times: the model latency deltas come from the trace files (``latency_reader``),
+The results JSON holds no times: the model latency deltas come from the trace files (``tracekit.diff.latency``),
 ``traces[].trace_file`` relative to each results file's folder; a trace that cannot be read, or whose model
 calls carry no latency, has an unknown latency (null), never 0.
 
@@ -27,20 +27,18 @@ Example::
 
 from __future__ import annotations
 
-import os
 import re
 from collections import defaultdict
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from tracekit.analyze.reliability import PASSING
 from tracekit.diff.align import AlignedCall, align_calls
+from tracekit.diff.latency import LatencyReader
 from tracekit.results.model import Results, TraceResult
-from tracekit.storage import is_url
-from tracekit.trace import load_trace
 
 Change = Literal["regression", "improvement", "unchanged", "flaky", "added", "removed"]
 RANK = {"pass": 2, "acceptable": 1, "fail": 0}
@@ -50,8 +48,6 @@ CHANGED = ("regression", "improvement", "flaky", "added", "removed")
 #: ``meta`` keys naming an imported trace's task and its trial: (task key, trial key, label prefix).
 TASK_KEYS = (("task_id", "trial", "task"), ("sample_id", "epoch", "sample"))
 
-LatencyReader = Callable[[TraceResult, str], "float | None"]
-"""Model latency (ms) of a trace of one side (``"base"`` or ``"new"``); None when unknown."""
 
 
 class PairKey(BaseModel):
@@ -136,20 +132,80 @@ class Diff(BaseModel):
 def diff_results(base: Results, new: Results, latency: LatencyReader | None = None) -> Diff:
     """Pair the traces of two results and judge each pair (see the module docstring). ``latency`` reads a
     trace's model latency (``latency_reader``); without it the latency deltas are null."""
-    with_run = bool({t.run for t in base.traces if t.run} & {t.run for t in new.traces if t.run})
-    before, after = _keyed(base.traces, with_run), _keyed(new.traces, with_run)
+    plan = plan_pairs([SideKey.of(i, t) for i, t in enumerate(base.traces)],
+                      [SideKey.of(i, t) for i, t in enumerate(new.traces)])  # fmt: skip
+    pairs = [planned.build(base.traces.__getitem__, new.traces.__getitem__, latency) for planned in plan]
+    return Diff(counts=count_changes(plan), pairs=pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class SideKey:
+    """What pairing needs of one trace of a side: where it is in ``traces[]``, what pairs it, its result
+    (the verdict's, else its importer's outcome: ``pending`` when neither). Small, so that two large results
+    are paired without their entries in memory (``tracekit.diff.stream``)."""
+
+    position: int
+    case_id: str | None
+    group: str | None
+    run: str | None
+    repeat: int | None
+    trace_id: str
+    task: tuple[str, Any] | None
+    """An unbound imported trace's task label and trial (``_task``)."""
+    result: str
+
+    @classmethod
+    def of(cls, position: int, trace: TraceResult) -> SideKey:
+        """The key of the entry at ``position``."""
+        return cls(position, trace.case_id, trace.group, trace.run, trace.repeat, trace.trace_id,
+                   _task(trace) if trace.case_id is None else None, _result(trace))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPair:
+    """A pair before its entries are read: its key, each side's trace, the task's verdicts, its change."""
+
+    key: Key
+    old: SideKey | None
+    now: SideKey | None
+    before: list[str]
+    after: list[str]
+    change: Change
+
+    def build(self, base: Callable[[int], TraceResult], new: Callable[[int], TraceResult],
+              latency: LatencyReader | None) -> Pair:  # fmt: skip
+        """The pair, each side's entry read by its side's function of the position (``traces[].__getitem__``)."""
+        old = base(self.old.position) if self.old is not None else None
+        now = new(self.now.position) if self.now is not None else None
+        return _pair(self.key, old, now, self.before, self.after, self.change, latency)
+
+
+def plan_pairs(base: list[SideKey], new: list[SideKey]) -> list[PlannedPair]:
+    """Every pair of the two sides, judged and in the order of ``Diff.pairs``, without their entries."""
+    with_run = bool({t.run for t in base if t.run} & {t.run for t in new if t.run})
+    before, after = _keyed(base, with_run), _keyed(new, with_run)
     tasks_before, tasks_after = _tasks(before), _tasks(after)
-    pairs = []
+    plan = []
     for key in list(before) + [key for key in after if key not in before]:
         old, now = before.get(key), after.get(key)
-        task = key[:4]
-        pair = _pair(key, old, now, tasks_before.get(task, []), tasks_after.get(task, []), latency)
-        pairs.append(pair)
-    pairs.sort(key=lambda pair: (ORDER[pair.change], natural_key(pair.key.case_id), pair.key.group or "",
-                                 -1 if pair.key.repeat is None else pair.key.repeat,
-                                 pair.run.new or pair.run.base or ""))  # fmt: skip
-    counts = {change: sum(1 for pair in pairs if pair.change == change) for change in ORDER}
-    return Diff(counts=counts, pairs=pairs)
+        task_before, task_after = tasks_before.get(key[:4], []), tasks_after.get(key[:4], [])
+        plan.append(PlannedPair(key, old, now, task_before, task_after, _change(old, now, task_before, task_after)))
+
+    def order(planned: PlannedPair) -> tuple[Any, ...]:
+        run = (planned.now.run if planned.now else None) or (planned.old.run if planned.old else None)
+        key = planned.key
+        return (ORDER[planned.change], natural_key(key[0]), key[1] or "", -1 if key[4] is None else key[4], run or "")
+
+    plan.sort(key=order)
+    return plan
+
+
+def count_changes(plan: Iterable[PlannedPair]) -> dict[str, int]:
+    """Pairs per change, every change named (``Diff.counts``)."""
+    counts = dict.fromkeys(ORDER, 0)
+    for planned in plan:
+        counts[planned.change] += 1
+    return counts
 
 
 def natural_key(text: str) -> tuple[Any, ...]:
@@ -188,19 +244,19 @@ def _task(trace: TraceResult) -> tuple[str, Any] | None:
     return None
 
 
-def _keyed(traces: list[TraceResult], with_run: bool) -> dict[Key, TraceResult]:
-    keyed: dict[Key, TraceResult] = {}
+def _keyed(traces: list[SideKey], with_run: bool) -> dict[Key, SideKey]:
+    keyed: dict[Key, SideKey] = {}
     seen: dict[tuple[Any, ...], int] = defaultdict(int)
 
-    def put(case: str, group: str | None, run: str, repeat: int | None, trace: TraceResult) -> None:
+    def put(case: str, group: str | None, run: str, repeat: int | None, trace: SideKey) -> None:
         occurrence = seen[(case, group, run, repeat)]
         seen[(case, group, run, repeat)] += 1
         keyed[(case, group, run, occurrence, repeat)] = trace
 
-    trials: dict[tuple[str, str], list[tuple[Any, str, TraceResult]]] = defaultdict(list)
+    trials: dict[tuple[str, str], list[tuple[Any, str, SideKey]]] = defaultdict(list)
     for trace in traces:
         run = (trace.run or "") if with_run else ""
-        task = _task(trace) if trace.case_id is None else None
+        task = trace.task
         if task is not None:
             trials[(task[0], run)].append((str(task[1]), trace.trace_id, trace))
             continue
@@ -218,14 +274,14 @@ def _result(trace: TraceResult) -> str:
     return outcome_result(trace) or "pending"
 
 
-def _tasks(keyed: dict[Key, TraceResult]) -> dict[tuple[Any, ...], list[str]]:
+def _tasks(keyed: dict[Key, SideKey]) -> dict[tuple[Any, ...], list[str]]:
     tasks: dict[tuple[Any, ...], list[tuple[int, str]]] = defaultdict(list)
     for key, trace in keyed.items():
-        tasks[key[:4]].append((-1 if key[4] is None else key[4], _result(trace)))
+        tasks[key[:4]].append((-1 if key[4] is None else key[4], trace.result))
     return {task: [result for _, result in sorted(found)] for task, found in tasks.items()}
 
 
-def _change(old: TraceResult | None, now: TraceResult | None, before: list[str], after: list[str]) -> Change:
+def _change(old: SideKey | None, now: SideKey | None, before: list[str], after: list[str]) -> Change:
     if old is None:
         return "added"
     if now is None:
@@ -251,7 +307,7 @@ def _mixed(verdicts: list[str]) -> bool:
 
 
 def _pair(key: Key, old: TraceResult | None, now: TraceResult | None, before: list[str], after: list[str],
-          latency: LatencyReader | None) -> Pair:  # fmt: skip
+          change: Change, latency: LatencyReader | None) -> Pair:  # fmt: skip
     def calls(trace: TraceResult | None) -> list[tuple[str, Any]]:
         return [(call.name, call.input) for call in trace.tool_calls if not call.history] if trace else []
 
@@ -268,7 +324,7 @@ def _pair(key: Key, old: TraceResult | None, now: TraceResult | None, before: li
 
     pair = Pair(
         key=PairKey(case_id=key[0], group=key[1], repeat=key[4]),
-        change=_change(old, now, before, after),
+        change=change,
         verdict=Sides(base=_verdict(old), new=_verdict(now)),
         task_verdicts=Sides(base=before, new=after),
         trace_id=sides(lambda trace: trace.trace_id),
@@ -325,31 +381,3 @@ def _scores(old: TraceResult | None, now: TraceResult | None) -> dict[str, Sides
 
     return {name: Sides(base=get(old, name), new=get(now, name))
             for name in ("tool_use.total", "tool_use.grade", "efficiency.steps")}  # fmt: skip
-
-
-def latency_reader(base_dir: str | Path | None, new_dir: str | Path | None) -> LatencyReader:
-    """Reads a trace's summed model latency (ms); ``*_dir``: the folder each side's ``trace_file`` is
-    relative to (None: the working directory)."""
-    folders = {"base": base_dir, "new": new_dir}
-
-    def read(trace: TraceResult, side: str) -> float | None:
-        return model_latency_ms(trace.trace_file, folders.get(side))
-
-    return read
-
-
-def model_latency_ms(trace_file: str | None, folder: str | Path | None) -> float | None:
-    """The sum of the model calls' ``latency_ms`` in a trace file (None: unreadable or no latency recorded)."""
-    if not trace_file:
-        return None
-    where: str | Path = trace_file
-    if not is_url(trace_file) and not os.path.isabs(trace_file):
-        base = os.fspath(folder) if folder is not None else os.getcwd()
-        # results in object storage name local trace files from the root (tracekit.analyze.sources)
-        where = Path("/", trace_file) if is_url(base) else Path(base) / trace_file
-    try:
-        trace = load_trace(where, fast=True)
-    except Exception:  # an unreadable trace file: its latency is unknown, the diff goes on
-        return None
-    latencies = [call.latency_ms for call in trace.kind("model_call") if call.latency_ms is not None]
-    return round(sum(latencies), 3) if latencies else None

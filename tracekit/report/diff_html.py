@@ -29,6 +29,7 @@ from tracekit import __version__
 from tracekit.diff import CHANGED, Diff, Pair
 from tracekit.diff.align import AlignedCall
 from tracekit.diff.fields import FieldChange, field_changes
+from tracekit.diff.stream import Head
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
@@ -67,7 +68,8 @@ class DiffPages:
     files: list[Path] = field(default_factory=list)
     """Every file, ``index.html`` first."""
     pages: dict[int, str] = field(default_factory=dict)
-    """id(pair) -> the pair's page, relative to ``out_dir``."""
+    """id(pair) -> the pair's page, relative to ``out_dir`` (``DiffPagesWriter``: of the pairs the index
+    lists; ``write_diff_html``: of every changed pair)."""
 
     @property
     def index(self) -> Path:
@@ -85,41 +87,69 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
 
     ``trace_dirs``: the folder each side's ``traces[].trace_file`` is relative to (None: the working
     directory), so that a pair page links each side's trace file."""
-    env = report_environment()
-    outcome = DiffPages(out_dir)
-    used: set[str] = set()
+    writer = DiffPagesWriter(out_dir, base_name=base_name, new_name=new_name, redactor=redactor,
+                             trace_dirs=trace_dirs)  # fmt: skip
     for pair in diff.pairs:
-        if pair.change in CHANGED:
-            slug = _slug(".".join(part for part in (pair.key.case_id, pair.key.group or "",
-                                                    "" if pair.key.repeat is None else str(pair.key.repeat))
-                             if part))  # fmt: skip
-            while slug.lower() in used:
-                slug += "_"
-            used.add(slug.lower())
-            outcome.pages[id(pair)] = f"pairs/{slug}.html"
-    common = {"version": __version__, "results_name": f"{base_name} → {new_name}", "base_name": base_name,
-              "new_name": new_name, "RESULTS": RESULTS, "page": outcome.page_of, "marks": MARKS}  # fmt: skip
-    index = env.get_template("diff_index.html.j2").render(
-        root="", diff=diff, sections=[(change, [p for p in diff.pairs if p.change == change]) for change in CHANGED],
-        unchanged=[pair for pair in diff.pairs if pair.change == "unchanged"], limit=INDEX_ROWS,
-        unchanged_limit=UNCHANGED_ROWS, summary=summarize, **common,
-    )  # fmt: skip
-    outcome.files.append(write_text(page_path(out_dir, "index.html"), index, redactor))
-    template = env.get_template("diff_pair.html.j2")
-    for pair in diff.pairs:
-        page = outcome.pages.get(id(pair))
-        if page is None:
-            continue
+        page = writer.add(pair)
+        if page is not None:
+            writer.outcome.pages[id(pair)] = page
+    return writer.finish(diff.counts)
+
+
+class DiffPagesWriter:
+    """``write_diff_html`` a pair at a time (``tracekit diff`` streams its pairs): ``add`` writes a changed
+    pair's page at once and keeps only the pairs the index lists; ``finish`` writes the index."""
+
+    def __init__(self, out_dir: str | Path, *, base_name: str, new_name: str, redactor: Redactor | None = None,
+                 trace_dirs: tuple[str | Path | None, str | Path | None] = (None, None)) -> None:  # fmt: skip
+        self.out_dir, self.redactor, self.trace_dirs = out_dir, redactor, trace_dirs
+        self.outcome = DiffPages(out_dir)
+        self.env = report_environment()
+        self.template = self.env.get_template("diff_pair.html.j2")
+        self.common = {"version": __version__, "results_name": f"{base_name} → {new_name}",
+                       "base_name": base_name, "new_name": new_name, "RESULTS": RESULTS,
+                       "page": self.outcome.page_of, "marks": MARKS}  # fmt: skip
+        self.sections: dict[str, Head[Pair]] = {change: Head(INDEX_ROWS) for change in CHANGED}
+        self.unchanged: Head[Pair] = Head(UNCHANGED_ROWS)
+        self.pages: list[Path] = []
+        self._used: set[str] = set()
+
+    def add(self, pair: Pair) -> str | None:
+        """Write the page of a changed pair; its path relative to ``out_dir`` (None: unchanged, no page)."""
+        if pair.change not in CHANGED:
+            self.unchanged.append(pair)
+            return None
+        slug = _slug(".".join(part for part in (pair.key.case_id, pair.key.group or "",
+                                                "" if pair.key.repeat is None else str(pair.key.repeat))
+                              if part))  # fmt: skip
+        while slug.lower() in self._used:
+            slug += "_"
+        self._used.add(slug.lower())
+        page = f"pairs/{slug}.html"
+        section = self.sections[pair.change]
+        section.append(pair)
+        if section.items and section.items[-1] is pair:  # listed on the index, which links its page
+            self.outcome.pages[id(pair)] = page
         old, now = pair.traces
-        html = template.render(
+        html = self.template.render(
             root="../", pair=pair, rows=call_rows(pair), summary=summarize,
             failed={"base": failing_checks(old), "new": failing_checks(now)},
-            trace_links={"base": trace_href(old, trace_dirs[0], out_dir),
-                         "new": trace_href(now, trace_dirs[1], out_dir)},
-            **common,
+            trace_links={"base": trace_href(old, self.trace_dirs[0], self.out_dir),
+                         "new": trace_href(now, self.trace_dirs[1], self.out_dir)},
+            **self.common,
         )  # fmt: skip
-        outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
-    return outcome
+        self.pages.append(write_text(page_path(self.out_dir, page), html, self.redactor))
+        return page
+
+    def finish(self, counts: dict[str, int]) -> DiffPages:
+        """Write the index (``counts``: pairs per change); what was written, index first."""
+        index = self.env.get_template("diff_index.html.j2").render(
+            root="", diff=Diff(counts=counts, pairs=[]), sections=list(self.sections.items()),
+            unchanged=self.unchanged, limit=INDEX_ROWS, unchanged_limit=UNCHANGED_ROWS, summary=summarize,
+            **self.common,
+        )  # fmt: skip
+        self.outcome.files = [write_text(page_path(self.out_dir, "index.html"), index, self.redactor), *self.pages]
+        return self.outcome
 
 
 def call_rows(pair: Pair) -> list[CallRow]:
