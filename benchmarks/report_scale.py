@@ -3,8 +3,8 @@
 
 Usage::
 
-    python3 benchmarks/report_scale.py [--sizes 1000,10000,100000] [--diff-sizes 1000,10000] [--workdir DIR]
-                                       [--out FILE] [--keep]
+    python3 benchmarks/report_scale.py [--sizes 1000,10000,100000] [--diff-sizes 1000,10000,100000]
+                                       [--repeats 2] [--workdir DIR] [--out FILE] [--keep]
 
 The corpus is ``analyze_scaling.py``'s synthetic traces (16 tool calls each, 16 kB a file), analyzed once per
 size by ``tracekit analyze DIR --json results.json`` (not measured here: see analyze_scale.md). Measured, in a
@@ -12,9 +12,11 @@ fresh process from a wrapper (wall, CPU of the command, peak RSS of the process)
 
 - ``tracekit report results.json --html DIR``: one page per trace (each trace file read again), the paginated
   index (200 rows a page) and the finding-kind lists;
-- ``tracekit diff results.json results.json --html DIR --json diff.json`` (``--diff-sizes`` only: the diff holds
-  both results in memory, about 2 x 46 kB a trace here): every pair is found, aligned and its latency read from
-  the trace files; none changed, so the HTML is the index alone.
+- ``tracekit diff results.json results.json --html DIR --json diff.json`` (``--diff-sizes`` only): every pair is
+  found, aligned and its latency read from the trace files; none changed, so the HTML is the index alone.
+
+Both read the results file entry by entry (``tracekit.results.stream``): peak RSS should stay flat in the number
+of traces. Each command runs ``--repeats`` times; a cell gives every run, ``run 1 / run 2``.
 
 Then the report folder is walked: pages, total bytes, the largest page of each kind. The HTML of a size is
 removed before the next one unless ``--keep`` (100,000 trace pages are several GB).
@@ -79,7 +81,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "report_scale.md")
-    parser.add_argument("--diff-sizes", default="1000,10000")
+    parser.add_argument("--diff-sizes", default="1000,10000,100000")
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
@@ -98,36 +101,56 @@ def main() -> None:
             subprocess.run([*tk, "analyze", str(corpus), "--no-progress", "--json", str(results)], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         html = workdir / f"html-{size}"
-        shutil.rmtree(html, ignore_errors=True)
-        report = measure([*tk, "report", str(results), "--html", str(html)])
-        print(f"{size} report: {report}", file=sys.stderr, flush=True)
-        shape = walk(html)
         diff_html = workdir / f"diff-{size}"
-        shutil.rmtree(diff_html, ignore_errors=True)
-        diff = diff_shape = None
-        if size in diff_sizes:
-            diff = measure([*tk, "diff", str(results), str(results), "--html", str(diff_html),
-                            "--json", str(workdir / f"diff-{size}.json")])  # fmt: skip
-            print(f"{size} diff: {diff}", file=sys.stderr, flush=True)
-            diff_shape = walk(diff_html)
+        reports, diffs = [], []
+        diff_shape = None
+        for _ in range(args.repeats):
+            shutil.rmtree(html, ignore_errors=True)
+            reports.append(measure([*tk, "report", str(results), "--html", str(html)]))
+            print(f"{size} report: {reports[-1]}", file=sys.stderr, flush=True)
+            shape = walk(html)
+            if size in diff_sizes:
+                shutil.rmtree(diff_html, ignore_errors=True)
+                diffs.append(measure([*tk, "diff", str(results), str(results), "--html", str(diff_html),
+                                      "--json", str(workdir / f"diff-{size}.json")]))  # fmt: skip
+                print(f"{size} diff: {diffs[-1]}", file=sys.stderr, flush=True)
+                diff_shape = walk(diff_html)
+        report = {name: [run[name] for run in reports] for name in reports[0]}
+        diff = {name: [run[name] for run in diffs] for name in diffs[0]} if diffs else None
         rows.append((size, report, shape, diff, diff_shape, results.stat().st_size))
         if not args.keep:
             shutil.rmtree(html, ignore_errors=True)
             shutil.rmtree(diff_html, ignore_errors=True)
-        args.out.write_text(render(rows, load, os.getloadavg()[0], args.sizes), encoding="utf-8")
+        args.out.write_text(render(rows, load, os.getloadavg()[0], args), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
 
 
-def render(rows: list, load_before: float, load_after: float, sizes: str) -> str:
+def cells(values: list[float], digits: int) -> str:
+    """Every run's value, ``run 1 / run 2``."""
+    return " / ".join(f"{value:,.{digits}f}" for value in values)
+
+
+def commit() -> str:
+    """The commit measured (``+ changes`` when the work tree differs from it)."""
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True,
+                           text=True)  # fmt: skip
+    return head.stdout.strip() + (" + changes" if dirty.stdout.strip() else "")
+
+
+def render(rows: list, load_before: float, load_after: float, args: argparse.Namespace) -> str:
     lines = [
         "# `tracekit report --html` and `tracekit diff --html` on large runs",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"{platform.system()}; load average {load_before:.1f} before, {load_after:.1f} after (a shared machine).",
         "",
-        f"Command: `python3 benchmarks/report_scale.py --sizes {sizes}`",
+        f"Command: `python3 benchmarks/report_scale.py --sizes {args.sizes} --diff-sizes {args.diff_sizes} "
+        f"--repeats {args.repeats}`, at commit {commit()}.",
         "",
-        "Synthetic traces of `analyze_scaling.py` (16 tool calls, 16 kB each), analyzed once per size. One run each.",
+        "Synthetic traces of `analyze_scaling.py` (16 tool calls, 16 kB each), analyzed once per size. Each cell "
+        f"with several figures: run 1 / run 2 / ... ({args.repeats} runs).",
         "",
         "## report --html",
         "",
@@ -138,9 +161,9 @@ def render(rows: list, load_before: float, load_after: float, sizes: str) -> str
     for size, report, shape, _diff, _diff_shape, json_bytes in rows:
         largest = shape["largest"]
         lines.append(
-            f"| {size:,} | {json_bytes / 1e6:,.0f} | {report['wall']:.1f} | {report['cpu']:.1f} "
-            f"| {1000 * report['cpu'] / size:.2f} "
-            f"| {report['rss']:.0f} | {shape['pages']:,} | {shape['bytes'] / 1e6:,.0f} "
+            f"| {size:,} | {json_bytes / 1e6:,.0f} | {cells(report['wall'], 1)} | {cells(report['cpu'], 1)} "
+            f"| {cells([1000 * cpu / size for cpu in report['cpu']], 2)} "
+            f"| {cells(report['rss'], 0)} | {shape['pages']:,} | {shape['bytes'] / 1e6:,.0f} "
             f"| {largest.get('traces', (0,))[0] / 1e3:.0f} | {largest.get('index pages', (0,))[0] / 1e3:.0f} "
             f"| {largest.get('kinds', (0,))[0] / 1e3:.0f} |"
         )
@@ -155,8 +178,9 @@ def render(rows: list, load_before: float, load_after: float, sizes: str) -> str
         if diff is None or diff_shape is None:
             continue
         lines.append(
-            f"| {size:,} | {diff['wall']:.1f} | {diff['cpu']:.1f} | {1000 * diff['cpu'] / size:.2f} "
-            f"| {diff['rss']:.0f} | {diff_shape['pages']:,} | {diff_shape['bytes'] / 1e3:.0f} |"
+            f"| {size:,} | {cells(diff['wall'], 1)} | {cells(diff['cpu'], 1)} "
+            f"| {cells([1000 * cpu / size for cpu in diff['cpu']], 2)} "
+            f"| {cells(diff['rss'], 0)} | {diff_shape['pages']:,} | {diff_shape['bytes'] / 1e3:.0f} |"
         )
     return "\n".join(lines) + "\n"
 
