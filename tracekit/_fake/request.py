@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Provider = Literal["anthropic", "openai", "openai_responses"]
+Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke"]
+#: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
+PATH_ROUTED = ("bedrock_converse", "bedrock_invoke")
 
 
 @dataclass
@@ -33,12 +35,17 @@ class FakeRequest:
 
     @property
     def stream(self) -> bool:
-        """Whether the request asked for an SSE stream."""
+        """Whether the request asked for a stream (SSE, or Bedrock's event stream: the path says so)."""
+        if self.provider in PATH_ROUTED:
+            return self.path.rstrip("/").endswith("-stream")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def model(self) -> str:
-        """The requested model (empty when absent)."""
+        """The requested model (empty when absent; Bedrock's is in the path, ``/model/{modelId}/...``)."""
+        if self.provider in PATH_ROUTED:
+            parts = self.path.split("/")
+            return parts[2] if len(parts) > 3 and parts[1] == "model" else ""
         model = self.body.get("model") if isinstance(self.body, dict) else None
         return model if isinstance(model, str) else ""
 

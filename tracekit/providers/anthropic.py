@@ -29,6 +29,10 @@ from tracekit.providers.base import (
     assemble,
     overridden,
 )
+from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
+from tracekit.providers.base import for_route as for_route
+from tracekit.providers.base import stream_parser as stream_parser
+from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
