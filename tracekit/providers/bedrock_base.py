@@ -22,11 +22,11 @@ from urllib.parse import unquote
 
 import orjson
 
+from tracekit.errors import EventStreamError
 from tracekit.providers.base import Provider, StreamSplitter
 from tracekit.providers.defaults import ProviderBase
 from tracekit.providers.eventstream import CONTENT_TYPE, EventMessage, FrameSplitter, decode_message
 from tracekit.providers.sse import ServerSentEvent
-from tracekit.errors import EventStreamError
 
 #: The error name AWS gives each HTTP status of the Bedrock Runtime API.
 ERROR_TYPES = {
@@ -56,7 +56,8 @@ def error_event_payload(error_type: str, message: str) -> tuple[str, bytes]:
     """The ``:exception-type`` and payload of a stream's failure (an Anthropic or AWS error name given)."""
     name = _STREAM_EXCEPTIONS.get(error_type)
     if name is None:
-        name = "throttlingException" if "overloaded" in error_type or "rate" in error_type else "internalServerException"
+        busy = "overloaded" in error_type or "rate" in error_type
+        name = "throttlingException" if busy else "internalServerException"
     return name, orjson.dumps({"message": message})
 
 
@@ -79,7 +80,7 @@ class BedrockProvider(ProviderBase):
     """A Bedrock wire format: subclasses say how bodies map to the canonical conversation and how events
     stream; this class reads the path, the errors and the framing."""
 
-    API_PATHS: tuple[str, ...] = ("/model/",)  # type: ignore[assignment]
+    API_PATHS: tuple[str, ...] = ("/model/",)
     STREAM_CONTENT_TYPE = CONTENT_TYPE
     #: The operation that streams, and the one that does not (``converse-stream`` / ``converse``).
     OPERATIONS: tuple[str, str] = ("", "")

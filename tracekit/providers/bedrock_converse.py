@@ -39,7 +39,8 @@ _STOP_REASONS = {"guardrail_intervened": "refusal", "content_filtered": "refusal
                  "model_context_window_exceeded": "max_tokens"}  # fmt: skip
 #: ``usage`` fields -> canonical usage fields.
 _USAGE = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
-          "cacheReadInputTokens": "cache_read_input_tokens", "cacheWriteInputTokens": "cache_creation_input_tokens"}  # fmt: skip
+          "cacheReadInputTokens": "cache_read_input_tokens",
+          "cacheWriteInputTokens": "cache_creation_input_tokens"}  # fmt: skip
 
 
 def block_to_canonical(block: Any) -> dict[str, Any]:
@@ -53,8 +54,8 @@ def block_to_canonical(block: Any) -> dict[str, Any]:
         return tool_use(call.get("toolUseId"), call.get("name"), call.get("input"))
     result = block.get("toolResult")
     if isinstance(result, dict):
-        canonical: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.get("toolUseId"),
-                                     "content": [_result_part(part) for part in result.get("content") or []]}  # fmt: skip
+        parts = [_result_part(part) for part in result.get("content") or []]
+        canonical: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.get("toolUseId"), "content": parts}
         if result.get("status") == "error":
             canonical["is_error"] = True
         return canonical

@@ -73,7 +73,8 @@ class ConverseStreamAssembler(AssemblerBase):
         data = event_object(event)
         name = event.event or ""
         if name.endswith(EXCEPTION_SUFFIX):
-            self._error = {"message": str((data or {}).get("message", event.data)), "__type": name[:1].upper() + name[1:]}
+            message = str((data or {}).get("message", event.data))
+            self._error = {"message": message, "__type": name[:1].upper() + name[1:]}
             return
         if data is None:
             return
@@ -141,8 +142,10 @@ def render_events(body: dict[str, Any], error: dict[str, Any] | None) -> bytes:
     if error is not None:
         name, payload = error_event_payload(str(error.get("type", "")), str(error.get("message", "")))
         return exception_frame(name, payload)
-    output = body.get("output") if isinstance(body.get("output"), dict) else {}
-    message = output.get("message") if isinstance(output.get("message"), dict) else {}
+    output = body.get("output")
+    output = output if isinstance(output, dict) else {}
+    message = output.get("message")
+    message = message if isinstance(message, dict) else {}
     frames = [event_frame("messageStart", orjson.dumps({"role": message.get("role", "assistant")}))]
     for index, block in enumerate(message.get("content") or []):
         frames.extend(_block_events(index, block))
@@ -176,12 +179,12 @@ def _block_events(index: int, block: Any) -> list[bytes]:
         if "redactedContent" in reasoning:
             delta = {"reasoningContent": {"redactedContent": reasoning["redactedContent"]}}
             return [_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})]
-        text = reasoning.get("reasoningText") or {}
+        said = reasoning.get("reasoningText") or {}
         events = [_event("contentBlockDelta", {"contentBlockIndex": index,
-                                               "delta": {"reasoningContent": {"text": text.get("text", "")}}})]
-        if "signature" in text:
-            events.append(_event("contentBlockDelta", {"contentBlockIndex": index,
-                                                       "delta": {"reasoningContent": {"signature": text["signature"]}}}))
+                                               "delta": {"reasoningContent": {"text": said.get("text", "")}}})]
+        if "signature" in said:
+            signature = {"reasoningContent": {"signature": said["signature"]}}
+            events.append(_event("contentBlockDelta", {"contentBlockIndex": index, "delta": signature}))
         return events
     return []
 
