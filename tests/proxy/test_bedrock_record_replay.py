@@ -279,3 +279,69 @@ def test_analyze_reads_bedrock_traces(tmp_path: Path) -> None:
     traces = analysis["traces"]
     assert len(traces) == 2
     assert sorted(trace["stats"]["tool_calls"] for trace in traces) == [3, 3]
+
+
+def signature_verifies(request: Any, secret: str = SECRET) -> bool:
+    """Whether the SigV4 signature of a request the upstream received is valid for what it received (its Host,
+    path as sent, headers and body), recomputed with botocore's signer as AWS would."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    authorization = request.headers["authorization"]
+    signed = authorization.split("SignedHeaders=", 1)[1].split(",", 1)[0].split(";")
+    headers = {name: request.headers[name] for name in signed}
+    rebuilt = AWSRequest(method="POST", url=f"http://{request.headers['host']}{request.raw_path}", data=request.raw,
+                         headers=headers)  # fmt: skip
+    rebuilt.context["timestamp"] = request.headers["x-amz-date"]
+    signer = SigV4Auth(Credentials(KEY_ID, secret, TOKEN), "bedrock", "us-east-1")
+    expected = signer.signature(signer.string_to_sign(rebuilt, signer.canonical_request(rebuilt)), rebuilt)
+    return authorization.endswith(f"Signature={expected}")
+
+
+def test_sigv4_signed_for_the_upstream_host_stays_valid_through_record(tmp_path: Path) -> None:
+    """The proxy forwards the signed request unchanged except for its Host, which is the upstream's: a client
+    pointed at the proxy with ``endpoint_url`` signs the proxy's host (AWS would refuse the signature), one
+    that signs for the upstream and is sent to the proxy (a ``before-send`` hook) arrives valid."""
+    with recording(weather_script(), tmp_path) as (upstream, proxy):
+        bedrock(proxy.url).converse(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "天气？"}]}])
+        client = bedrock(upstream.url)  # signs for the upstream's host ...
+
+        def to_proxy(request: Any, **_: Any) -> None:  # ... and is sent to the proxy
+            request.url = request.url.replace(upstream.url, proxy.url)
+
+        client.meta.events.register("before-send.bedrock-runtime.*", to_proxy)
+        client.converse(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "天气？"}]}])
+        first, second = upstream.requests
+    assert first.raw_path == second.raw_path == "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse", (
+        "the path is forwarded as the client encoded it")
+    assert not signature_verifies(first), "signed for the proxy's host, checked at the upstream's"
+    assert signature_verifies(second)
+    assert len(of_kind(trace_records(tmp_path)[0], "model_call")) == 1 and len(trace_records(tmp_path)) == 2
+
+
+def converse_stream_once(url: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    response = bedrock(url).converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "天气？"}]}])
+    with pytest.raises(Exception) as caught:  # botocore's EventStreamError: the stream's exception message
+        events.extend(response["stream"])
+    assert "忙" in str(caught.value)
+    return events
+
+
+@pytest.mark.parametrize("where", ["upstream", "fault"])
+def test_an_error_mid_stream_reaches_boto3_and_the_trace(tmp_path: Path, where: str) -> None:
+    """The upstream's ``exception`` message (a scripted ``error_after``) and a case's ``stream_error`` fault
+    (the proxy's own event after two whole frames) both end the stream for boto3 and are the call's error."""
+    reply = text_reply("北京晴，上海多云，广州有雨。", chunk_size=4)
+    case = None
+    if where == "upstream":
+        reply = reply.error_after(3, message="忙")
+    else:
+        case = {"faults": [{"type": "stream_error", "after_events": 2, "error_type": "overloaded_error",
+                            "message": "忙"}]}  # fmt: skip
+    with recording([reply], tmp_path, case=case) as (_, proxy):
+        events = converse_stream_once(proxy.url)
+    assert len(events) == (3 if where == "upstream" else 2)
+    (call,) = of_kind(trace_records(tmp_path)[0], "model_call")
+    assert call["error"]["message"] == "忙" and call["error"]["type"] == "ThrottlingException"

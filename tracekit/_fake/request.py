@@ -32,6 +32,8 @@ class FakeRequest:
     provider: Provider | None
     query: Mapping[str, str] = field(default_factory=dict)
     messages: Sequence[Any] = field(default_factory=list)
+    raw_path: str = ""
+    """The path as it came on the wire, percent-encoding kept (what a SigV4 signature covers)."""
 
     @property
     def stream(self) -> bool:

@@ -212,6 +212,7 @@ class FakeUpstream(ThreadServed):
             raw=raw,
             provider=provider,
             query=dict(request.query),
+            raw_path=request.raw_path.split("?", 1)[0],
         )
         self.requests.append(fake)
         return fake
