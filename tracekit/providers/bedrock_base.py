@@ -81,6 +81,8 @@ class BedrockProvider(ProviderBase):
     stream; this class reads the path, the errors and the framing."""
 
     API_PATHS: tuple[str, ...] = ("/model/",)
+    #: The AWS SDKs' SigV4 date header: the proxy's own errors on other routes take AWS's shape.
+    CLIENT_HEADERS = ("x-amz-date",)
     STREAM_CONTENT_TYPE = CONTENT_TYPE
     #: The operation that streams, and the one that does not (``converse-stream`` / ``converse``).
     OPERATIONS: tuple[str, str] = ("", "")
