@@ -77,7 +77,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(f"python {platform.python_version()}, chunks of {CHUNK // 1024} KB, best of {args.repeat}\n")
-    print("| text (M chars) | stream (MB) | events | tracekit parse + assemble (s) | botocore decode + json (s) | ratio |")
+    print("| text (M chars) | stream (MB) | events | tracekit parse + assemble (s) | botocore decode + json (s) "
+          "| ratio |")
     print("|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         data = stream_bytes(size)
