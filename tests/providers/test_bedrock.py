@@ -148,8 +148,9 @@ def test_invoke_intercepts_and_guard_notes_are_the_messages_apis() -> None:
     call = {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": "北京"}}
     body = {"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "assistant", "content": [call]}, {
         "role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]}  # fmt: skip
+    injected = {"is_error": True, "content": "服务不可用"}
     intercepts = config_from({"type": "tool_intercept", "intercept_tool": "search",
-                              "inject_tool_result": {"is_error": True, "content": "服务不可用"}}).intercepts  # fmt: skip
+                              "inject_tool_result": injected}).intercepts  # fmt: skip
     rewrite = rewrite_request(provider, body, intercepts)
     assert rewrite.body["messages"][1]["content"][0] == {"type": "tool_result", "tool_use_id": "c1",
                                                          "content": "服务不可用", "is_error": True}  # fmt: skip
