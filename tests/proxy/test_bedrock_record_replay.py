@@ -345,3 +345,27 @@ def test_an_error_mid_stream_reaches_boto3_and_the_trace(tmp_path: Path, where: 
     assert len(events) == (3 if where == "upstream" else 2)
     (call,) = of_kind(trace_records(tmp_path)[0], "model_call")
     assert call["error"]["message"] == "忙" and call["error"]["type"] == "ThrottlingException"
+
+
+def test_a_throttled_attempt_is_retried_by_boto3_in_record_and_in_replay(tmp_path: Path) -> None:
+    """AWS names the error only in ``x-amzn-ErrorType``, which boto3's retry decision reads: it is kept and
+    replayed, so the replayed 429 is retried as the recorded one was."""
+    from botocore.config import Config
+
+    from tracekit.testing import error_reply
+
+    def once(url: str) -> list[dict[str, Any]]:
+        client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url, aws_access_key_id=KEY_ID,
+                              aws_secret_access_key=SECRET, config=Config(retries={"max_attempts": 3}))  # fmt: skip
+        return list(client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+                    ["stream"])  # fmt: skip
+
+    script = [error_reply(429, "rate_limit_error", "slow down", should_retry=True, retry_after_ms=1), text_reply("好")]
+    with recording(script, tmp_path) as (_, proxy):
+        recorded = once(proxy.url)
+    (records,) = trace_records(tmp_path)
+    assert of_kind(records, "model_call")[0]["attempts"] == 2
+    assert of_kind(records, "error")[0]["response_headers"]["x-amzn-errortype"].startswith("ThrottlingException")
+    with replaying(tmp_path) as proxy:
+        assert once(proxy.url) == recorded
+        assert proxy.proxy.matches["exact"] == 2
