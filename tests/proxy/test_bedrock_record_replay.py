@@ -369,3 +369,17 @@ def test_a_throttled_attempt_is_retried_by_boto3_in_record_and_in_replay(tmp_pat
     with replaying(tmp_path) as proxy:
         assert once(proxy.url) == recorded
         assert proxy.proxy.matches["exact"] == 2
+
+
+def test_the_endpoint_environment_variable_points_any_boto3_agent_at_tracekit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents that build their own client (Strands' ``BedrockModel``) take ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``
+    (botocore's service-specific endpoint variable) as they would ``endpoint_url``."""
+    with recording(weather_script(), tmp_path) as (upstream, proxy):
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", proxy.url)
+        client = boto3.Session(aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET,
+                               region_name="us-west-2").client("bedrock-runtime")  # fmt: skip
+        converse_loop(client, stream=True)
+        assert len(upstream.requests) == 3
+    assert_weather_session(trace_records(tmp_path)[0], "bedrock_converse")
