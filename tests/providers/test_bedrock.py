@@ -128,6 +128,8 @@ def test_the_path_names_the_model_and_the_stream() -> None:
     invoke = provider_for_path("/model/m/invoke")
     assert invoke is not None and invoke.NAME == "bedrock_invoke" and not invoke.request_stream({})
     assert provider_for_path("/model/m/unknown") is None
+    arn = provider_for_path("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.claude/converse")
+    assert arn is not None and arn.request_model({}) == "arn:aws:bedrock:us-east-1:1:inference-profile/us.claude"
 
 
 def test_the_fake_upstream_scripts_thinking_on_converse() -> None:

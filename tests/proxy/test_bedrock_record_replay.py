@@ -383,3 +383,17 @@ def test_the_endpoint_environment_variable_points_any_boto3_agent_at_tracekit(
         converse_loop(client, stream=True)
         assert len(upstream.requests) == 3
     assert_weather_session(trace_records(tmp_path)[0], "bedrock_converse")
+
+
+def test_an_inference_profile_arn_is_the_model(tmp_path: Path) -> None:
+    """A model id may be an ARN (``.../inference-profile/...``, sent as ``%2F``): the call names all of it."""
+    arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0"
+    messages = [{"role": "user", "content": [{"text": "天气？"}]}]
+    with recording([text_reply("晴")], tmp_path) as (upstream, proxy):
+        events = list(bedrock(proxy.url).converse_stream(modelId=arn, messages=messages)["stream"])
+        assert "%2F" in upstream.requests[0].raw_path and upstream.requests[0].model == arn
+    (call,) = of_kind(trace_records(tmp_path)[0], "model_call")
+    assert call["model"] == arn and call["stream"] is True
+    with replaying(tmp_path) as proxy:
+        assert list(bedrock(proxy.url).converse_stream(modelId=arn, messages=messages)["stream"]) == events
+        assert proxy.proxy.matches == {"exact": 1}

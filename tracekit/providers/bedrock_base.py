@@ -91,7 +91,8 @@ class BedrockProvider(ProviderBase):
     _route_stream: bool = False
 
     def for_route(self, path: str) -> Provider | None:
-        """A copy bound to the path's model (percent-decoded) and operation."""
+        """A copy bound to the path's model and operation (``path`` as sent: an inference profile's ARN as a
+        model id holds a ``%2F``; the model is given decoded)."""
         match = _PATH.search(path)
         if match is None:
             return None
