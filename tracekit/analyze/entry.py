@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
-from tracekit.analyze.diagnosing import diagnose_entry, policy_named
+from tracekit.analyze.diagnosing import diagnose_entry, policy_named, reference_of
 from tracekit.analyze.judge_store import JudgeProvider
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.tool_side import tool_side_stats
@@ -56,6 +56,9 @@ class AnalyzeSettings:
     policy: str | None = None
     """The domain policy (``--policy``: a file's absolute path or a shipped policy's name); None: the schema
     invariants and errors talked past only (``tracekit.diagnose``)."""
+    expected_actions: str | None = None
+    """The expected calls by trace or case id (``--expected-actions``: a file's absolute path); None: only
+    what a trace's header carries, read with a policy (``tracekit.diagnose.reference``)."""
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -136,7 +139,8 @@ def analyze_trace(
                 )
             )
     policy = policy_named(settings.policy) if settings.policy is not None else None
-    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy)
+    reference = reference_of(trace, policy, settings.expected_actions)
+    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy, reference)
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return TraceResult.built(

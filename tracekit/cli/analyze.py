@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from tracekit.cli.exits import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
-from tracekit.errors import OptionsError, TracekitError
+from tracekit.errors import ExpectedActionsError, OptionsError, TracekitError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:
@@ -89,6 +89,14 @@ PROGRESS_FROM = 20
     help="Check every trace against a domain policy (YAML, docs/diagnosis.md; shipped: tau-airline, tau-retail) "
     "and diagnose where failed traces went wrong.",
 )
+@click.option(
+    "--expected-actions",
+    "expected_actions",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The calls each trace was expected to make (YAML/JSON: trace id or case id -> [{name, arguments}], "
+    "docs/diagnosis.md): the diagnosis names the first call that differs, one never made, one not expected.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[str, ...],
@@ -110,6 +118,7 @@ def analyze(
     judge_model: str | None,
     judge_offline: bool,
     policy: str | None,
+    expected_actions: Path | None,
     progress: bool | None,
 ) -> None:
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
@@ -165,6 +174,8 @@ def analyze(
     settings, files, bad_case_files = analysis.settings, analysis.files, len(analysis.library_problems)
     if policy is not None:
         settings = replace(settings, policy=_policy(policy))
+    if expected_actions is not None:
+        settings = replace(settings, expected_actions=_expected_actions(expected_actions))
     many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
     show_progress = progress if progress is not None else (many and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
@@ -208,6 +219,18 @@ def _policy(name: str) -> str:
         load_policy(resolved)
     except PolicyError as exc:
         raise InputError(f"--policy: {exc}") from exc
+    return resolved
+
+
+def _expected_actions(path: Path) -> str:
+    """``--expected-actions``: the file as an absolute path (for worker processes), checked now."""
+    from tracekit.diagnose.reference import load_expected_actions  # loaded only when the option is given
+
+    resolved = str(path.resolve())
+    try:
+        load_expected_actions(resolved)
+    except ExpectedActionsError as exc:
+        raise InputError(f"--expected-actions: {exc}") from exc
     return resolved
 
 
