@@ -90,6 +90,13 @@ PROGRESS_FROM = 20
     "and diagnose where failed traces went wrong.",
 )
 @click.option(
+    "--diagnose-model",
+    metavar="MODEL",
+    help="Also ask this judge model for the critical step of each failed trace, over the trace, the violations "
+    "and the ten-category taxonomy (docs/diagnosis.md); answers are kept in --judge-store, so re-analysis costs "
+    "nothing; with --judge-offline, kept answers only. Its agreement with the rules is in the summary.",
+)
+@click.option(
     "--expected-actions",
     "expected_actions",
     type=click.Path(path_type=Path),
@@ -118,6 +125,7 @@ def analyze(
     judge_model: str | None,
     judge_offline: bool,
     policy: str | None,
+    diagnose_model: str | None,
     expected_actions: Path | None,
     progress: bool | None,
 ) -> None:
@@ -163,7 +171,7 @@ def analyze(
         analysis = Analysis.build(
             paths, cases_dir=cases_dir, case_id=case_id, results_dir=results_dir, detector_options=detector_options,
             config_path=config_path, detector_preset=detector_preset, judge_store=judge_store,
-            judge_model=judge_model, judge_offline=judge_offline,
+            judge_model=judge_model, judge_offline=judge_offline, diagnose_model=diagnose_model,
         )  # fmt: skip
     except OptionsError as exc:
         raise InputError(str(exc)) from exc
