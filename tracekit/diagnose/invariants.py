@@ -35,10 +35,10 @@ def trace_violations(
     system = [content_text(record.content) for record in trace.kind("system_message")] if conversation.calls else []
     if conversation.calls:
         found += talked_past_violations(conversation, system)
-    if reference is not None:
-        writes = policy.tools_of("write") if policy is not None else None
-        found += reference_violations(conversation, reference, writes, system)
     if policy is not None:
         found += policy_violations(conversation, policy)
         found += open_task_violations(conversation, policy)
+    if reference is not None:  # last: at the same call, a rule broken says why better than a difference
+        writes = policy.tools_of("write") if policy is not None else None
+        found += reference_violations(conversation, reference, writes, system)
     return sorted(found, key=Violation.sort_key)
