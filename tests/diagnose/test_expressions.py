@@ -54,7 +54,9 @@ def test_lists_functions_arithmetic_computed_keys_and_other_results() -> None:
         parse_expression('count(args.x) == 1')
 
 
-@pytest.mark.parametrize("text", ["status ==", 'status = "x"', "items[]", "items[x", "(status", 'status == "a" extra', "a.", "@"])
+@pytest.mark.parametrize(
+    "text", ["status ==", 'status = "x"', "items[]", "items[x", "(status", 'status == "a" extra', "a.", "@"]
+)
 def test_what_does_not_parse_names_where(text: str) -> None:
     with pytest.raises(ExpressionError, match=r"position|expected|unexpected"):
         parse_expression(text)

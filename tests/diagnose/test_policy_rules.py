@@ -195,7 +195,8 @@ def test_two_certificates_in_one_booking_break_the_payment_rule() -> None:
     two = [{"payment_id": "certificate_2", "amount": 1}, {"payment_id": "certificate_7", "amount": 1}]
     profile = {**USER, "payment_methods": {**USER["payment_methods"], "certificate_7": {}}}
     steps = (user("book it"), tool("get_user_details", {"user_id": "mia_li_3668"}, profile),
-             say("Confirm?"), user("yes"), booking(payment_methods=two), say("Booked."), user("###STOP###"))  # fmt: skip
+             say("Confirm?"), user("yes"), booking(payment_methods=two), say("Booked."),
+             user("###STOP###"))  # fmt: skip
     assert "policy:precondition_state" in rules(*steps, policy=AIRLINE)
 
 

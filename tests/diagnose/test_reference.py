@@ -103,7 +103,7 @@ def _tau(bags: dict[str, Any], reward: float) -> Any:
                                  _expected()], "outputs": []}}  # fmt: skip
     return tau_trace(user("add two bags to ZFA04Y"),
                      tool("get_reservation_details", {"reservation_id": "ZFA04Y"}, BOOKING),
-                     say("3 bags, 1 paid, credit_card_7: confirm?"), user("yes"),
+                     say(f"{bags['total_baggages']} bags, 1 paid, credit_card_7: confirm?"), user("yes"),
                      tool("update_reservation_baggages", bags, {"status": "ok"}), say("Done."), user("###STOP###"),
                      reward=reward, info=info)  # fmt: skip
 
