@@ -3,6 +3,7 @@ order status before acting, one call of the once-only tools per order, confirmat
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tracekit.diagnose import Conversation, load_policy, trace_violations
@@ -64,9 +65,10 @@ PROFILE = {"user_id": "yusuf_rossi_9620", "payment_methods": {"paypal_7": {"sour
 
 
 def _with_profile(write: list[dict[str, Any]], status: str = "delivered") -> list[str]:
+    arguments = json.loads(write[0]["tool_calls"][0]["function"]["arguments"])
+    proposal = f"Proceed with #W2378156, items {arguments.get('item_ids')}, {arguments['payment_method_id']}? Confirm?"
     return rules(user("a@example.com"), FIND, tool("get_user_details", {"user_id": "yusuf_rossi_9620"}, PROFILE),
-                 order(status), say("Proceed with #W2378156, item 1, as listed? Confirm?"), user("yes"), write,
-                 say("Done."), user("###STOP###"))  # fmt: skip
+                 order(status), say(proposal), user("yes"), write, say("Done."), user("###STOP###"))  # fmt: skip
 
 
 def test_a_return_refunds_the_original_method_or_a_gift_card_of_the_users_own() -> None:
