@@ -54,7 +54,11 @@ def _analyze(tmp_path: Path, *options: str) -> dict[str, Any]:
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "traces"), "--policy", "tau-airline", "--json",
                                       str(out), "--judge-store", str(tmp_path / "store"), *options])  # fmt: skip
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text(encoding="utf-8"))
+    document: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    if "--diagnose-model" in options:
+        judged = document["summary"]["diagnosis_judge"]
+        assert f"diagnosis judge: {judged['judged']} judged ({judged['same_step']} same step" in result.output
+    return document
 
 
 def test_the_judge_names_a_step_kept_and_read_back_without_a_call(tmp_path: Path) -> None:
@@ -74,7 +78,12 @@ def test_the_judge_names_a_step_kept_and_read_back_without_a_call(tmp_path: Path
     assert "Intent Not Supported" in prompt  # the taxonomy is in the system prompt; the rules' pick is not shown
     assert (tmp_path / "store" / "diagnosis").is_dir()
     ANSWER["text"] = "not used: the answer is kept"
-    again = _analyze(tmp_path, "--diagnose-model", "diagnose-script:x", "--judge-offline")
+    again = _analyze(tmp_path, "--diagnose-model", "diagnose-script:x", "--judge-offline", "--html",
+                     str(tmp_path / "report"))  # fmt: skip
+    pages = {path.name: path.read_text(encoding="utf-8") for path in (tmp_path / "report").rglob("*.html")}
+    assert "same step 1, within one step 1, same category 1" in pages["index.html"]
+    assert any("judge diagnose-script:x: <a href=" in page and "(same step, same category)" in page
+               for page in pages.values())  # fmt: skip
     assert len(SEEN) == 1  # no call
     assert again["traces"][0]["diagnosis"]["judge"] == {**judge, "source": "kept"}
     without = _analyze(tmp_path)

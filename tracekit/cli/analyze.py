@@ -316,6 +316,10 @@ def _summary_line(outcome: RunOutcome) -> str:
         line += f"; {summary.skipped_judge_exchanges} judge exchanges skipped"
     if summary.skipped_other_routes:
         line += f"; {summary.skipped_other_routes} files of other routes only skipped"
+    judge = summary.diagnosis_judge
+    if judge is not None:
+        line += (f"; diagnosis judge: {judge.judged} judged ({judge.same_step} same step, {judge.within_one_step} "
+                 f"within one, {judge.same_category} same category), {judge.errors} errors, {judge.pending} pending")
     return line
 
 
