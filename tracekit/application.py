@@ -80,8 +80,9 @@ def diagnosis_judge(
     """The judge over the evidence (``--diagnose-model``): the provider of ``AnalyzeSettings.diagnosis_judge``
     and a note; its answers are kept in the same store as the case judge's. ``OptionsError`` for a model that
     cannot judge."""
-    from tracekit.judge import JudgeConfig, JudgeError  # the judge package: only when a judge is asked for
-    from tracekit.judge.critical_step import STORE_FOLDER, diagnosis_hook
+    # The judge package (the SDK clients, the proxy) is imported only when a judge is asked for.
+    from tracekit.judge import JudgeConfig, JudgeError
+    from tracekit.judge.critical_step import STORE_FOLDER, diagnosis_hook  # same reason
 
     try:
         config = JudgeConfig(model=model, store=store or find_judge_store(paths) or _new_store(paths),
