@@ -153,7 +153,7 @@ def _latest_results(earlier: list[CallStep], step: int) -> dict[str, Any]:
 def _precondition(earlier: list[CallStep], call: CallStep, pre: Precondition, policy: Policy) -> Violation | None:
     arguments = call.arguments if isinstance(call.arguments, dict) else {}
     because = f" ({pre.because})" if pre.because else ""
-    latest_results = _latest_results(earlier, call.step) if pre.expression is not None else {}
+    latest_results = _latest_results(earlier, call.step) if pre.holds is not None and "latest." in pre.holds else {}
     if not pre.required:
         if pre.expression is not None and not pre.expression.evaluate(None, arguments, latest_results):
             return Violation(
@@ -257,13 +257,13 @@ def confirms(text: str, phrases: list[str]) -> bool:
 _NEGATION = re.compile(r"(?<!\w)(?:not|no|never|don't|won't|can't|cannot|n't)(?!\w)|n't\b|不|别|没", re.IGNORECASE)
 
 
-@lru_cache(maxsize=32)
 @lru_cache(maxsize=256)
 def _stem_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     parts = [rf"(?<!\w){re.escape(p)}" if p.isascii() else re.escape(p) for p in phrases if p]
     return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
 
 
+@lru_cache(maxsize=32)
 def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     parts = [rf"(?<!\w){re.escape(p)}(?!\w)" if p.isascii() else re.escape(p) for p in phrases if p]
     return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
