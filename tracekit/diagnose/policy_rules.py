@@ -51,11 +51,12 @@ def confirmation_violations(conversation: Conversation, policy: Policy) -> list[
         return []
     writes = policy.members(rule.classes)
     violations: list[Violation] = []
+    confirming = [turn for turn in conversation.turns if turn.role == "user" and confirms(turn.text, rule.phrases)]
     since = -1  # the step of the last write that succeeded (a failed one changed nothing: its retry is covered)
     for call in conversation.calls:
         if call.name not in writes:
             continue
-        confirmed = _confirmation(conversation, call, since, rule.phrases, rule.proposal_fields, writes)
+        confirmed = _confirmation(conversation, call, since, confirming, rule.proposal_fields, writes)
         if call.succeeded:
             since = call.step
         if confirmed is None:
@@ -90,12 +91,13 @@ def _last_write_before(conversation: Conversation, writes: set[str], step: int) 
 
 
 def _confirmation(
-    conversation: Conversation, call: CallStep, since: int, phrases: list[str], fields: list[str], writes: set[str]
+    conversation: Conversation, call: CallStep, since: int, confirming_turns: list[Turn], fields: list[str],
+    writes: set[str],
 ) -> Turn | None:
     """The user turn that confirmed ``call``: the last confirming turn since the last successful write, or an
     earlier one whose proposal named this write too, every ``proposal_fields`` value of it (several writes
-    proposed and confirmed together)."""
-    confirming = [turn for turn in conversation.user_turns_between(-1, call.step) if confirms(turn.text, phrases)]
+    proposed and confirmed together). ``confirming_turns``: the user turns that hold a confirmation, in order."""
+    confirming = [turn for turn in confirming_turns if turn.step < call.step]
     if not confirming:
         return None
     last = confirming[-1]
@@ -118,9 +120,10 @@ def _confirmation(
 def precondition_violations(conversation: Conversation, policy: Policy) -> list[Violation]:
     """``policy:precondition`` and ``policy:precondition_state`` of every call."""
     violations: list[Violation] = []
+    applies = [(pre, policy.tools_of(pre.tool)) for pre in policy.preconditions]
     for position, call in enumerate(conversation.calls):
-        for pre in policy.preconditions:
-            if call.name not in policy.tools_of(pre.tool):
+        for pre, tools in applies:
+            if call.name not in tools:
                 continue
             violation = _user_request(conversation, call, pre) or _precondition(
                 conversation.calls[:position], call, pre, policy
@@ -248,24 +251,34 @@ def confirms(text: str, phrases: list[str]) -> bool:
     """Whether ``text`` holds one of the confirmation ``phrases`` (words for Latin script, substrings else) that
     no negation just before it in the same clause takes back ("I won't be able to proceed", "不确认")."""
     for match in _phrase_pattern(tuple(phrases)).finditer(text):
-        clause = re.split(r"[.!?;,。！？；，\n]", text[max(0, match.start() - 40) : match.start()])[-1]
+        clause = _CLAUSE.split(text[max(0, match.start() - 40) : match.start()])[-1]
         if not _NEGATION.search(clause):
             return True
     return False
 
 
+_CLAUSE = re.compile(r"[.!?;,。！？；，\n]")
 _NEGATION = re.compile(r"(?<!\w)(?:not|no|never|don't|won't|can't|cannot|n't)(?!\w)|n't\b|不|别|没", re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)
 def _stem_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    parts = [rf"(?<!\w){re.escape(p)}" if p.isascii() else re.escape(p) for p in phrases if p]
-    return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
+    return _alternatives(phrases, whole_words=False)
 
 
 @lru_cache(maxsize=32)
 def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    parts = [rf"(?<!\w){re.escape(p)}(?!\w)" if p.isascii() else re.escape(p) for p in phrases if p]
+    return _alternatives(phrases, whole_words=True)
+
+
+def _alternatives(phrases: tuple[str, ...], *, whole_words: bool) -> re.Pattern[str]:
+    """One pattern for the phrases: Latin-script ones at a word start (and end, for ``whole_words``), grouped so
+    the engine tests the boundary once per position; others (Chinese) as substrings."""
+    latin = sorted((re.escape(p) for p in phrases if p and p.isascii()), key=len, reverse=True)
+    other = [re.escape(p) for p in phrases if p and not p.isascii()]
+    end = r"(?!\w)" if whole_words else ""
+    parts = [rf"(?<!\w)(?:{'|'.join(latin)}){end}"] if latin else []
+    parts += other
     return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
 
 
@@ -334,4 +347,7 @@ def _mentioned(value: Any, text: str) -> bool:
 
 
 def _normal(text: str) -> str:
-    return re.sub(r"[\s_]+", " ", text.lower())
+    return _SPACES.sub(" ", text.lower())
+
+
+_SPACES = re.compile(r"[\s_]+")
