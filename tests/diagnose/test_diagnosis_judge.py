@@ -119,3 +119,12 @@ def test_the_rendered_trace_numbers_steps_and_calls_as_the_answer_must() -> None
     assert "[step 2] result of call #0 (error): Error: not found" in text
     assert read_answer('Here: {"step": 1, "call": 0, "category": "System Failure", "reason": "r"}', steps) == (
         1, 0, "System Failure", "r")  # fmt: skip
+
+
+def test_agreement_counts_a_step_one_off_and_another_category(tmp_path: Path) -> None:
+    _failed_trace(tmp_path / "traces")
+    ANSWER["text"] = json.dumps({"step": 4, "call": None, "category": "Underspecified User Intent", "reason": "r"})
+    judged = _analyze(tmp_path, "--diagnose-model", "diagnose-script:x")
+    judge = judged["traces"][0]["diagnosis"]["judge"]
+    assert (judge["same_step"], judge["within_one_step"], judge["same_category"]) == (False, True, False)
+    assert "call" not in judge and judged["summary"]["diagnosis_judge"]["within_one_step"] == 1

@@ -13,7 +13,7 @@ from tracekit.analyze import AnalyzeSettings
 from tracekit.analyze.entry import analyze_trace
 from tracekit.cli.main import cli
 from tracekit.diagnose import Conversation, load_policy
-from tracekit.diagnose.reference import Reference, reference_violations
+from tracekit.diagnose.reference import Reference, load_expected_actions, reference_violations
 from tracekit.importers import write_traces
 from tracekit.importers.common import ImportedTrace
 from tracekit.trace import load_trace
@@ -137,3 +137,14 @@ def test_an_expected_actions_file_by_trace_id_and_a_bad_one_is_bad_usage(tmp_pat
     expected.write_text("t1:\n  - {arguments: {}}\n", encoding="utf-8")
     bad = CliRunner().invoke(cli, ["analyze", str(folder), "--expected-actions", str(expected)])
     assert bad.exit_code == 2 and f"{expected}: t1[0]: expected a call with a string `name`" in bad.output
+
+
+def test_a_header_list_in_the_documented_shape_and_a_file_keyed_by_case_id(tmp_path: Path) -> None:
+    meta = {"expected_actions": {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "X"}}],
+                                 "outputs": ["42"]}}  # fmt: skip
+    reference = Reference.of_meta(meta)
+    assert reference is not None and reference.from_meta and reference.outputs == ("42",)
+    assert Reference.of_meta({"expected_actions": "not a list"}) is None  # another shape: no reference, no error
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps({"CASE-1": [{"name": "t", "input": {"a": 1}}]}), encoding="utf-8")
+    assert load_expected_actions(expected)["CASE-1"].calls[0].arguments == {"a": 1}

@@ -133,17 +133,17 @@ def reference_violations(
     made = [call for call in conversation.calls if compared(call.name) and call.succeeded]
     canonical = [_canonical(call.arguments) for call in expected]
     used = [False] * len(expected)
-    unmatched: list[CallStep] = []
+    unmatched: list[tuple[CallStep, Any]] = []
     for call in made:
         mine = _canonical(call.arguments)
         position = next((i for i, e in enumerate(expected)
                          if not used[i] and e.name == call.name and _matches(canonical[i], mine)), None)  # fmt: skip
         if position is None:
-            unmatched.append(call)
+            unmatched.append((call, mine))
         else:
             used[position] = True
     found = []
-    for call in unmatched:
+    for call, mine in unmatched:
         position = next((i for i, e in enumerate(expected) if not used[i] and e.name == call.name), None)
         if position is None:
             found.append(Violation("reference_mismatch", "reference:unexpected", call.step, call.index,
@@ -151,7 +151,7 @@ def reference_violations(
                                    f"{call.name} remains ({_listing(expected, used)}).", MISALIGNED))  # fmt: skip
             continue
         used[position] = True
-        path, want, got = _first_difference(canonical[position], _canonical(call.arguments))
+        path, want, got = _first_difference(canonical[position], mine)
         category = MISALIGNED if _seen_before(got, call, conversation, context) else INVENTION
         found.append(Violation("reference_mismatch", "reference:arguments", call.step, call.index,
                                f"call #{call.index} {call.name} differs from the expected call at {path or '(all)'}: "
