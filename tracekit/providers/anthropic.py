@@ -25,8 +25,10 @@ from tracekit.providers.base import (
     NOT_CONTINUED,
     Continuation,
     Overrides,
+    RouteInfo,
     ToolResultRef,
     assemble,
+    fixed_route,
     overridden,
 )
 from tracekit.providers.base import request_items as request_items
@@ -59,6 +61,11 @@ _ERROR_TYPES = {
     529: "overloaded_error",
 }
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+def match_route(route: str) -> RouteInfo | None:
+    """``/v1/messages`` (or a path ending with it); the body names the model."""
+    return fixed_route(ROUTE, route)
+
+
 def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
     """The request's ``system`` and ``messages`` as a canonical conversation (already Anthropic-shaped)."""
     system = body.get("system")

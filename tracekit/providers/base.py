@@ -49,6 +49,26 @@ NOT_CONTINUED = Continuation(False, None)
 """A request that neither continues nor starts a kept conversation."""
 
 
+class RouteInfo(NamedTuple):
+    """What a request's path says about the request, for a wire format that names the model or asks for a
+    stream in the path (Gemini's ``/v1beta/models/{model}:streamGenerateContent``); None: the body says."""
+
+    model: str | None = None
+    """The model (or deployment) the path names."""
+    stream: bool | None = None
+    """Whether the path asks for a stream."""
+
+
+BODY_SAYS = RouteInfo()
+"""A route that names neither the model nor streaming: the body says both."""
+
+
+def fixed_route(endpoint: str, route: str) -> RouteInfo | None:
+    """``match_route`` of a format served at one path: ``endpoint`` itself or any path ending with it (a
+    gateway's prefix: ``/openai/v1/chat/completions``); None for any other path."""
+    return BODY_SAYS if route == endpoint or route.endswith(endpoint) else None
+
+
 class StreamAssembler(Protocol):
     """Accumulates the events of one SSE response into the provider's JSON response body."""
 
@@ -219,6 +239,10 @@ class Provider(Protocol):
     def CLIENT_HEADERS(self) -> tuple[str, ...]:
         """Request headers (lower case) that this provider's SDK sends: the proxy's own errors elsewhere take this
         provider's shape when a request has one (providers are asked in the order of ``PROVIDERS``)."""
+
+    def match_route(self, route: str) -> RouteInfo | None:
+        """Whether this provider serves ``route`` (a request path, no query string, no trailing slash): None
+        when it does not, else what the path says of the model and streaming (``BODY_SAYS``: nothing)."""
 
     def request_conversation(self, body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
         """A request body as a canonical conversation ``(system, messages)``."""

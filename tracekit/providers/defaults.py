@@ -23,6 +23,7 @@ from tracekit.providers.base import (
     AssemblerBase,
     Continuation,
     Overrides,
+    RouteInfo,
     StreamAssembler,
     ToolResultRef,
     event_object,
@@ -67,6 +68,10 @@ class ProviderBase(ABC):
     def API_PATHS(self) -> tuple[str, ...]:
         """The model endpoint alone."""
         return (self.ROUTE,)
+
+    def match_route(self, route: str) -> RouteInfo | None:
+        """``ROUTE`` itself, or a path ending with it (a gateway's prefix); the body names the model."""
+        return base.fixed_route(self.ROUTE, route)
 
     @abstractmethod
     def request_conversation(self, body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:

@@ -354,7 +354,7 @@ def route_answer(recorded: RecordedRoute, timing: str) -> Answer:
 
 def miss_answer(index: ReplayIndex, provider: Provider, route: str, body: Any, key: str) -> tuple[Answer, str]:
     """The provider-shaped error for a request no recording matches, and its message."""
-    nearest = index.nearest(route, body)
+    nearest = index.nearest(provider.ROUTE, body)  # (recordings are grouped by the provider's route)
     if nearest is None:
         message = f"tracekit replay: no recording matches this request (key {key}); no request to {route} is recorded"
     else:

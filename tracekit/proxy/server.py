@@ -31,7 +31,7 @@ from aiohttp import web
 
 from tracekit.constants import HEALTH_PATH
 from tracekit.intercepts import InterceptConfig
-from tracekit.providers import routes
+from tracekit.providers import match_path, routes
 from tracekit.providers.base import Provider
 from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
@@ -320,6 +320,8 @@ class Proxy:
     async def _other_route(self, request: web.Request) -> web.StreamResponse:
         if request.path.startswith(OWN_PATHS):
             return no_route(request)
+        if request.method == "POST" and match_path(request.path) is not None:
+            return await self._handle(request)  # a model route with a parameter (Gemini's model, Azure's deployment)
         raw = await self._read_body(request, None)
         if isinstance(raw, web.Response):
             return raw
@@ -332,14 +334,16 @@ class Proxy:
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        provider = self.routes[request.path]
+        found = match_path(request.path)
+        assert found is not None  # (the routes served, and those ``_other_route`` hands on, are model routes)
+        provider, said = found
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
         self._learn_secrets(request, headers)
-        parsed = read_request(request.path, request.query_string, headers, raw, provider)
+        parsed = read_request(request.path, request.query_string, headers, raw, provider, said)
         if self._secret_fields and isinstance(parsed.body, dict):
             self._secret_fields.register(parsed.body, self.secrets)
         await self._scrub_if_learnt()
