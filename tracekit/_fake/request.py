@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Provider = Literal["anthropic", "openai", "openai_responses"]
+from tracekit.providers.base import BODY_SAYS, RouteInfo
+
+Provider = Literal["anthropic", "openai", "openai_responses", "gemini"]
 
 
 @dataclass
@@ -30,16 +32,21 @@ class FakeRequest:
     provider: Provider | None
     query: Mapping[str, str] = field(default_factory=dict)
     messages: Sequence[Any] = field(default_factory=list)
+    said: RouteInfo = BODY_SAYS
+    """What the path says of the model and streaming (Gemini's ``{model}:streamGenerateContent``, an Azure
+    deployment), as the provider's ``match_route`` reads it."""
 
     @property
     def stream(self) -> bool:
-        """Whether the request asked for an SSE stream."""
+        """Whether the request asked for an SSE stream (in its path or its body)."""
+        if self.said.stream is not None:
+            return self.said.stream
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def model(self) -> str:
-        """The requested model (empty when absent)."""
-        model = self.body.get("model") if isinstance(self.body, dict) else None
+        """The requested model (in its path or its body; empty when absent)."""
+        model = self.said.model or (self.body.get("model") if isinstance(self.body, dict) else None)
         return model if isinstance(model, str) else ""
 
     @property
@@ -58,9 +65,10 @@ class FakeRequest:
 
     @property
     def assistant_turns(self) -> int:
-        """How many assistant messages the conversation (``messages``) already holds (for the Responses API:
-        runs of consecutive assistant-side items, one response's output being one run)."""
-        if self.provider == "openai_responses":
+        """How many assistant messages the conversation (``messages``) already holds (for the Responses API and
+        Gemini: runs of consecutive assistant-side items, one response's output being one run)."""
+        if self.provider in ("openai_responses", "gemini"):
+            # (google-genai's chat sends a streamed reply back as one ``model`` Content per chunk)
             sides = [_assistant_side(item) for item in self.messages]
             return sum(1 for i, side in enumerate(sides) if side and (i == 0 or not sides[i - 1]))
         return sum(
@@ -69,9 +77,12 @@ class FakeRequest:
 
 
 def _assistant_side(item: Any) -> bool:
-    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call``."""
+    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call`` (or a
+    Gemini ``model`` Content)."""
     if not isinstance(item, dict):
         return False
+    if item.get("role") == "model":
+        return True
     kind = item.get("type")
     if kind in (None, "message"):
         return item.get("role") == "assistant"

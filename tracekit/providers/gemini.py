@@ -5,9 +5,10 @@ The format (Gemini API reference, ai.google.dev/api/generate-content; google-gen
 builds ``{model}:generateContent`` and ``{model}:streamGenerateContent?alt=sse`` under ``/v1beta/models/``):
 
 - the path names the model and whether to stream (``match_route``); the body has neither;
-- request: ``contents`` (``{"role": "user" | "model", "parts": [...]}``), ``systemInstruction`` (a
-  ``Content``), ``tools[].functionDeclarations``, ``generationConfig``, ``toolConfig``; parts as
-  ``gemini_parts`` says (``functionCall`` -> tool_use, ``functionResponse`` -> tool_result);
+- request: ``contents`` (``{"role": "user" | "model", "parts": [...]}``; consecutive Contents of one role
+  are one canonical message: google-genai's chat sends a streamed reply back as one Content per chunk),
+  ``systemInstruction`` (a ``Content``), ``tools[].functionDeclarations``, ``generationConfig``,
+  ``toolConfig``; parts as ``gemini_parts`` says (``functionCall`` -> tool_use, ``functionResponse`` -> tool_result);
 - response: ``candidates[0].content`` -> the assistant message; ``finishReason`` (``STOP``, ``MAX_TOKENS``,
   ``SAFETY``, ...), ``usageMetadata`` (``promptTokenCount``, ``candidatesTokenCount``, ``thoughtsTokenCount``,
   ``cachedContentTokenCount``), ``modelVersion``, ``responseId``; everything else stays in ``meta``;
@@ -79,12 +80,16 @@ class Gemini(ProviderBase):
             blocks = content_blocks(instruction.get("parts"))
             one_text = len(blocks) == 1 and blocks[0]["type"] == "text"
             system = blocks[0]["text"] if one_text else (blocks or None)
-        messages = []
+        turns: list[tuple[str, list[Any]]] = []  # consecutive Contents of one role are one turn
         for item in self.request_items(body) or []:
             if isinstance(item, dict):
                 role = "assistant" if item.get("role") == "model" else "user"
-                messages.append({"role": role, "content": content_blocks(item.get("parts"))})
-        return system, messages
+                parts: list[Any] = item["parts"] if isinstance(item.get("parts"), list) else []
+                if turns and turns[-1][0] == role:
+                    turns[-1][1].extend(parts)
+                else:
+                    turns.append((role, list(parts)))
+        return system, [{"role": role, "content": content_blocks(parts)} for role, parts in turns]
 
     def request_model(self, body: dict[str, Any]) -> str | None:
         """None: the path names the model (``match_route``)."""

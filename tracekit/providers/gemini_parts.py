@@ -4,7 +4,8 @@ A ``Content`` is ``{"role": "user" | "model", "parts": [...]}``; a part holds on
 "Caching" / ``Content`` and ``Part``; google-genai ``types.Part``):
 
 - ``text`` -> a text block, or with ``"thought": true`` a thinking block (``thoughtSignature`` kept as its
-  ``signature``); an empty text part makes no block (clients echo it or not alike);
+  ``signature``); consecutive texts of one kind are one block (a stream's pieces, which google-genai's chat
+  sends back as they came), and an empty text part makes no block (clients echo it or not alike);
 - ``functionCall {name, args, id?}`` -> ``tool_use``;
 - ``functionResponse {name, response, id?}`` -> ``tool_result``: the response's ``output`` (or ``result``,
   what google-genai's automatic function calling sends) when it is the only key, else the whole response
@@ -15,8 +16,11 @@ A ``Content`` is ``{"role": "user" | "model", "parts": [...]}``; a part holds on
 
 Ids: the Gemini API may leave ``functionCall.id`` out (and google-adk strips the ids it makes up before it
 sends a request). A call without one gets ``gemini:{name}:{k}``, k counting the calls of that name in its
-``Content``; a response without one gets the same from the responses of that name in its ``Content``, so
-the k-th response of a tool answers its k-th call, the order google-genai and google-adk send them in.
+turn (one response, or the consecutive ``model`` Contents a request repeats it as); a response without one
+gets the same from the responses of that name in its turn, so the k-th response of a tool answers its k-th
+call, the order google-genai and google-adk send them in. (An intercept sees one Content at a time: when a
+client splits one turn's calls of the same tool over several Contents, their results are told apart by order
+only.)
 """
 
 from __future__ import annotations
@@ -56,13 +60,14 @@ def content_blocks(parts: Any) -> list[dict[str, Any]]:
             text = part.get("text")
             if not isinstance(text, str) or not text:
                 continue
-            if part.get("thought"):
-                block: dict[str, Any] = {"type": "thinking", "thinking": text}
-                if part.get("thoughtSignature") is not None:
-                    block["signature"] = part["thoughtSignature"]
-                blocks.append(block)
+            kind, field = ("thinking", "thinking") if part.get("thought") else ("text", "text")
+            last = blocks[-1] if blocks else None
+            if last is not None and last["type"] == kind:  # a stream's pieces, kept as separate parts
+                last[field] += text
             else:
-                blocks.append({"type": "text", "text": text})
+                blocks.append({"type": kind, field: text})
+            if kind == "thinking" and part.get("thoughtSignature") is not None:
+                blocks[-1]["signature"] = part["thoughtSignature"]
         elif isinstance(part.get("inlineData"), dict):
             data = part["inlineData"]
             media_type = str(data.get("mimeType") or "application/octet-stream")
