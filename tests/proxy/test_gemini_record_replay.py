@@ -66,7 +66,8 @@ def streamed_chat(url: str) -> list[dict[str, Any]]:
     chunks = [dumped(chunk) for chunk in chat.send_message_stream("北京和上海天气怎么样？")]
     calls = [part.function_call for content in chat.get_history()[1:] for part in content.parts or []
              if part.function_call is not None]  # fmt: skip
-    answers = [types.Part.from_function_response(name=call.name or "", response={"output": get_weather(**call.args or {})})
+    answers = [types.Part.from_function_response(name=call.name or "",
+                                                 response={"output": get_weather(**call.args or {})})
                for call in calls]  # fmt: skip
     chunks += [dumped(chunk) for chunk in chat.send_message_stream(answers)]
     return chunks
