@@ -140,7 +140,8 @@ def test_the_key_never_reaches_disk_in_the_header_or_the_query(tmp_path: Path) -
         automatic_calls(proxy.url)
         # The REST form the Gemini docs show: the key as ``?key=`` (no header).
         path = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse&key={query_key}"
-        body = {"contents": [{"role": "user", "parts": [{"text": "你好"}]}]}
+        # A key the proxy learnt from a request is scrubbed wherever else it turns up (here the prompt).
+        body = {"contents": [{"role": "user", "parts": [{"text": f"你好，我的 key 是 {query_key}"}]}]}
         answer = httpx.post(proxy.url + path, json=body, timeout=30)
         assert answer.status_code == 200 and "二" in answer.text
         assert upstream.requests[-1].query["key"] == query_key, "the upstream got the key"
