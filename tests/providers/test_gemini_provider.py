@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tracekit.providers import match_path, parse_sse
 from tracekit.providers import gemini as provider
+from tracekit.providers import match_path, parse_sse
 from tracekit.providers.base import RouteInfo
 from tracekit.testing import FakeUpstream, Thinking, ToolUse, message_reply, text_reply, tool_use_reply
 from tracekit.trace.builder import message_fingerprint
