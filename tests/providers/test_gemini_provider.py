@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from tracekit.providers import gemini as provider
-from tracekit.providers import match_path, parse_sse
-from tracekit.providers.base import RouteInfo
+from tracekit.providers import parse_sse, provider_for_path
 from tracekit.testing import FakeUpstream, Thinking, ToolUse, message_reply, text_reply, tool_use_reply
 from tracekit.trace.builder import message_fingerprint
 
@@ -33,16 +32,17 @@ ERROR = {"error": {"code": 429, "message": "Resource has been exhausted", "statu
 
 def test_the_path_names_the_model_and_the_stream() -> None:
     said = {
-        "/v1beta/models/gemini-2.5-flash:generateContent": RouteInfo("gemini-2.5-flash", False),
-        "/v1/models/gemini-2.0-flash-001:streamGenerateContent": RouteInfo("gemini-2.0-flash-001", True),
-        "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent":
-            RouteInfo("gemini-2.5-pro", False),
-    }  # fmt: skip
-    for path, info in said.items():
-        assert match_path(path + "?alt=sse") == (provider, info)
+        "/v1beta/models/gemini-2.5-flash:generateContent": ("gemini-2.5-flash", False),
+        "/v1/models/gemini-2.0-flash-001:streamGenerateContent": ("gemini-2.0-flash-001", True),
+    }
+    for path, (model, stream) in said.items():
+        bound = provider_for_path(path + "?alt=sse")
+        assert bound is not None and bound.NAME == "gemini"
+        assert (bound.request_model({}), bound.request_stream({})) == (model, stream)
+    assert provider.request_model({}) is None, "binding made a copy"
     for other in ("/v1beta/models/gemini-2.5-flash:countTokens", "/v1beta/models", "/v1/messages:generateContent",
                   "/v1beta/models/m:generateContent/more"):  # fmt: skip
-        assert provider.match_route(other) is None
+        assert provider_for_path(other) is None
 
 
 @pytest.mark.parametrize("body", [CALLS, THOUGHT, BLOCKED, ERROR], ids=["calls", "thought", "blocked", "error"])

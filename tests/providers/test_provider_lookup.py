@@ -19,8 +19,8 @@ def test_provider_for_path() -> None:
 def test_get_provider() -> None:
     assert get_provider("openai") is openai
     assert get_provider("gemini").NAME == "gemini"
-    with pytest.raises(KeyError, match=r"known: anthropic, .*gemini"):
-        get_provider("bedrock-not-here")
+    with pytest.raises(KeyError, match=r"known: anthropic, .*gemini, openai"):
+        get_provider("not-a-provider")
 
 
 def test_every_provider_has_the_same_functions() -> None:

@@ -52,7 +52,7 @@ def test_azure_chat_completions_on_a_deployment_path(tmp_path: Path, stream: boo
         (f"/openai/deployments/{DEPLOYMENT}/chat/completions", API_VERSION, KEY)}, "forwarded as sent"
     (records,) = traces
     calls = of_kind(records, "model_call")
-    assert [(c["provider"], c["model"], c["stream"]) for c in calls] == [("openai", DEPLOYMENT, stream)] * 3
+    assert [(c["provider"], c["model"], c["stream"]) for c in calls] == [("azure_openai", DEPLOYMENT, stream)] * 3
     assert [c["input"]["city"] for c in of_kind(records, "tool_call")] == ["北京", "上海", "广州"]
     assert [r["content"] for r in of_kind(records, "tool_result")] == ["晴", "多云", "雨"]
 
@@ -65,7 +65,10 @@ def test_azure_responses(tmp_path: Path, client: Callable[[str], openai.OpenAI])
     paths = {r.path for r in sent}
     assert paths == ({"/openai/responses"} if client is azure else {"/openai/v1/responses"})
     (records,) = traces
-    assert_weather_session(records)
+    assert {c["provider"] for c in of_kind(records, "model_call")} == {"azure_openai_responses"}
+    # The rest as for the OpenAI Responses API itself: the same wire on another path.
+    assert_weather_session([{**r, "provider": "openai_responses"} if r["kind"] == "model_call" else r
+                            for r in records])  # fmt: skip
 
 
 def test_azure_v1_chat_completions(tmp_path: Path) -> None:
@@ -74,4 +77,4 @@ def test_azure_v1_chat_completions(tmp_path: Path) -> None:
     assert replayed == recorded
     assert {r.path for r in sent} == {"/openai/v1/chat/completions"}
     (records,) = traces
-    assert len(of_kind(records, "model_call")) == 3
+    assert [c["provider"] for c in of_kind(records, "model_call")] == ["azure_openai"] * 3

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tracekit.providers.base import BODY_SAYS, RouteInfo
-
-Provider = Literal["anthropic", "openai", "openai_responses", "gemini"]
+Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke", "gemini"]
+#: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
+PATH_ROUTED = ("bedrock_converse", "bedrock_invoke")
 
 
 @dataclass
@@ -32,21 +32,27 @@ class FakeRequest:
     provider: Provider | None
     query: Mapping[str, str] = field(default_factory=dict)
     messages: Sequence[Any] = field(default_factory=list)
-    said: RouteInfo = BODY_SAYS
-    """What the path says of the model and streaming (Gemini's ``{model}:streamGenerateContent``, an Azure
-    deployment), as the provider's ``match_route`` reads it."""
+    raw_path: str = ""
+    """The path as it came on the wire, percent-encoding kept (what a SigV4 signature covers)."""
 
     @property
     def stream(self) -> bool:
-        """Whether the request asked for an SSE stream (in its path or its body)."""
-        if self.said.stream is not None:
-            return self.said.stream
+        """Whether the request asked for a stream (SSE, or Bedrock's event stream: the path says so)."""
+        if self.provider in PATH_ROUTED:
+            return self.path.rstrip("/").endswith("-stream")
+        if self.provider == "gemini":  # ``/{version}/models/{model}:streamGenerateContent``
+            return self.path.endswith(":streamGenerateContent")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def model(self) -> str:
-        """The requested model (in its path or its body; empty when absent)."""
-        model = self.said.model or (self.body.get("model") if isinstance(self.body, dict) else None)
+        """The requested model (empty when absent; Bedrock's is in the path, ``/model/{modelId}/...``)."""
+        if self.provider in PATH_ROUTED:
+            parts = self.path.split("/")
+            return parts[2] if len(parts) > 3 and parts[1] == "model" else ""
+        if self.provider == "gemini":
+            return self.path.rpartition("/models/")[2].partition(":")[0]
+        model = self.body.get("model") if isinstance(self.body, dict) else None
         return model if isinstance(model, str) else ""
 
     @property

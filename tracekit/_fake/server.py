@@ -14,22 +14,27 @@ from functools import partial
 import orjson
 from aiohttp import web
 
-from tracekit._fake import anthropic_wire, gemini_wire, openai_wire, responses_wire
+from tracekit._fake import anthropic_wire, bedrock_wire, gemini_wire, openai_wire, responses_wire
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.response_store import ResponseStore
-from tracekit._fake.script import PROVIDERS, Script, ScriptLike
+from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
 from tracekit.constants import HEALTH_PATH
 from tracekit.loop_thread import LoopThread, ThreadServed
-from tracekit.providers import match_path
-from tracekit.providers.base import BODY_SAYS, RouteInfo
+from tracekit.providers.azure_openai import AZURE_CHAT, AZURE_RESPONSES
+from tracekit.providers.gemini import GEMINI
 
 ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai_responses",
+    "/model/{model}/{operation:converse|converse-stream}": "bedrock_converse",
+    "/model/{model}/{operation:invoke|invoke-with-response-stream}": "bedrock_invoke",
+    GEMINI.ROUTE: "gemini",
+    AZURE_CHAT.ROUTE: "openai",
+    AZURE_RESPONSES.ROUTE: "openai_responses",
 }
 SERVER_HEADER = "tracekit-fake-upstream"
 #: Gemini's ``countTokens`` (``.../models/{model}:countTokens``): answered with a fake count, not scripted.
@@ -37,16 +42,14 @@ COUNT_TOKENS = ":countTokens"
 
 
 class FakeUpstream(ThreadServed):
-    """A scripted fake of the Anthropic Messages, OpenAI Chat Completions, OpenAI Responses and Gemini APIs on
-    loopback.
+    """A scripted fake of the Anthropic Messages, OpenAI Chat Completions and OpenAI Responses APIs on loopback.
 
     Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and
-    ``POST /v1/conversations`` for the conversations it keeps), Azure OpenAI's paths for the last two
-    (``/openai/deployments/{deployment}/chat/completions``, ``/openai/responses``, ``/openai/v1/...``),
-    ``POST /v1beta/models/{model}:generateContent``, ``:streamGenerateContent`` and ``:countTokens``, and
+    ``POST /v1/conversations`` for the conversations it keeps) and
     ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
-    deterministic per instance. Example::
+    deterministic per instance. Gemini's ``/{version}/models/{model}:generateContent``, ``:streamGenerateContent``
+    and ``:countTokens``, and Azure OpenAI's paths of the two OpenAI routes, are served too. Example::
 
         with FakeUpstream([text_reply("你好")]) as up:
             client = anthropic.Anthropic(base_url=up.url, api_key="x")
@@ -68,6 +71,7 @@ class FakeUpstream(ThreadServed):
         self._ids = FakeIds()
         self._runner: web.AppRunner | None = None
         self._thread: LoopThread | None = None
+        self._route_of: dict[object, Provider] = {}
 
     # -- addresses ---------------------------------------------------------------------------------------
 
@@ -99,8 +103,8 @@ class FakeUpstream(ThreadServed):
         """The aiohttp application (to run it some other way, e.g. with aiohttp's test server)."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get(HEALTH_PATH, self._health)
-        for path in ROUTES:
-            app.router.add_post(path, self._serve)
+        for path, provider in ROUTES.items():
+            self._route_of[app.router.add_post(path, self._serve).resource] = provider
         app.router.add_post("/v1/conversations", self._create_conversation)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
@@ -163,8 +167,6 @@ class FakeUpstream(ThreadServed):
         return web.json_response(self.responses.create_conversation(fake.body if isinstance(fake.body, dict) else {}))
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
-        if request.method == "POST" and _served(request.path) is not None:
-            return await self._serve(request)
         fake = await self._receive(request, None)
         if request.method == "POST" and request.path.endswith(COUNT_TOKENS):
             return await self._deliver(request, gemini_wire.render_count(fake))
@@ -177,18 +179,16 @@ class FakeUpstream(ThreadServed):
         return await self._deliver(request, self._render_error("anthropic", error))
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
-        found = (ROUTES[request.path], BODY_SAYS) if request.path in ROUTES else _served(request.path)
-        assert found is not None  # (``_not_found`` hands on only the paths served)
-        provider, said = found
-        fake = await self._receive(request, provider, said)
+        provider = self._route_of[request.match_info.route.resource]
+        fake = await self._receive(request, provider)
         body = fake.body
         if not isinstance(body, dict):
             error = error_reply(
                 400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
             )
             return await self._deliver(request, self._render_error(provider, error))
-        if provider in ("openai", "gemini"):
-            fake.messages = list(body.get("messages" if provider == "openai" else "contents") or [])
+        if provider in ("openai", "bedrock_converse", "bedrock_invoke", "gemini"):
+            fake.messages = list(body.get("contents" if provider == "gemini" else "messages") or [])
             return await self._answer(request, fake, provider)
         if provider == "openai_responses":
             fake.messages, missing = self.responses.resolve(body)
@@ -203,8 +203,7 @@ class FakeUpstream(ThreadServed):
         finally:
             self.threads.release(body)
 
-    async def _receive(self, request: web.Request, provider: Provider | None, said: RouteInfo = BODY_SAYS
-                       ) -> FakeRequest:
+    async def _receive(self, request: web.Request, provider: Provider | None) -> FakeRequest:
         raw = await request.read()
         try:
             body = orjson.loads(raw) if raw else None
@@ -223,7 +222,7 @@ class FakeUpstream(ThreadServed):
             raw=raw,
             provider=provider,
             query=dict(request.query),
-            said=said,
+            raw_path=request.raw_path.split("?", 1)[0],
         )
         self.requests.append(fake)
         return fake
@@ -267,11 +266,17 @@ class FakeUpstream(ThreadServed):
             return responses_wire.render_message(reply, fake, self._ids)
         if provider == "gemini":
             return gemini_wire.render_message(reply, fake, self._ids)
+        if provider == "bedrock_converse":
+            return bedrock_wire.render_converse(reply, fake, self._ids)
+        if provider == "bedrock_invoke":
+            return bedrock_wire.render_invoke(reply, fake, self._ids)
         return openai_wire.render_message(reply, fake, self._ids)
 
     def _render_error(self, provider: Provider, error: ErrorReply) -> WireResponse:
         if provider == "anthropic":
             return anthropic_wire.render_error(error, self._ids.next("req_fake_"))
+        if provider in ("bedrock_converse", "bedrock_invoke"):
+            return bedrock_wire.render_error(error, self._ids.next("req-fake-"))
         if provider == "gemini":
             return gemini_wire.render_error(error)
         return openai_wire.render_error(error, self._ids.next("req_fake_"))
@@ -322,15 +327,6 @@ class FakeUpstream(ThreadServed):
         except ConnectionError:  # the client went away mid-response
             pass
         return response
-
-
-def _served(path: str) -> tuple[Provider, RouteInfo] | None:
-    """The scripted provider serving ``path`` beyond ``ROUTES`` (Gemini's model paths, Azure OpenAI's) and
-    what the path says, as the provider's ``match_route`` reads it; None for any other path."""
-    found = match_path(path)
-    if found is None or found[0].NAME not in PROVIDERS:
-        return None
-    return found[0].NAME, found[1]  # (one of PROVIDERS)
 
 
 def _cut(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

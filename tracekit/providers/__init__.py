@@ -1,7 +1,7 @@
 """Wire formats of model APIs: the one seam between tracekit and a model API's bytes (``base.Provider``).
 
 ``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
-``openai_responses`` serves ``POST /v1/responses`` (the last two also Azure OpenAI's paths: ``azure_openai``),
+``openai_responses`` serves ``POST /v1/responses`` (both also on Azure OpenAI's paths: ``azure_openai``),
 ``gemini`` serves ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``; a new
 format subclasses ``ProviderBase`` and is registered with ``@register_provider`` or the entry-point group
 ``tracekit.providers`` (``registry``).
@@ -24,7 +24,6 @@ from tracekit.providers.registry import (
     PROVIDERS,
     get_provider,
     load_installed,
-    match_path,
     provider_for_path,
     register_provider,
     routes,
@@ -53,7 +52,6 @@ __all__ = [
     "get_provider",
     "iter_sse",
     "load_installed",
-    "match_path",
     "openai",
     "openai_responses",
     "parse_sse",

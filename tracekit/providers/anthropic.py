@@ -25,17 +25,19 @@ from tracekit.providers.base import (
     NOT_CONTINUED,
     Continuation,
     Overrides,
-    RouteInfo,
     ToolResultRef,
     assemble,
-    fixed_route,
     overridden,
 )
+from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
+from tracekit.providers.base import for_route as for_route
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import stream_parser as stream_parser
+from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.sse import ServerSentEvent, encode_json_event
 from tracekit.trace.canonical import content_hash
@@ -61,11 +63,6 @@ _ERROR_TYPES = {
     529: "overloaded_error",
 }
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-def match_route(route: str) -> RouteInfo | None:
-    """``/v1/messages`` (or a path ending with it); the body names the model."""
-    return fixed_route(ROUTE, route)
-
-
 def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:
     """The request's ``system`` and ``messages`` as a canonical conversation (already Anthropic-shaped)."""
     system = body.get("system")

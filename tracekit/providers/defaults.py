@@ -23,8 +23,10 @@ from tracekit.providers.base import (
     AssemblerBase,
     Continuation,
     Overrides,
-    RouteInfo,
+    Provider,
     StreamAssembler,
+    StreamParser,
+    StreamSplitter,
     ToolResultRef,
     event_object,
 )
@@ -63,15 +65,24 @@ class ProviderBase(ABC):
     NAME: str
     ROUTE: str
     CLIENT_HEADERS: tuple[str, ...] = ()
+    STREAM_CONTENT_TYPE: str = base.STREAM_CONTENT_TYPE
+
+    def for_route(self, path: str) -> Provider | None:
+        """None: the route names nothing the body does not."""
+        return None
+
+    def stream_parser(self) -> StreamParser:
+        """Server-sent events."""
+        return base.stream_parser()
+
+    def stream_splitter(self) -> StreamSplitter:
+        """Server-sent events."""
+        return base.stream_splitter()
 
     @property
     def API_PATHS(self) -> tuple[str, ...]:
         """The model endpoint alone."""
         return (self.ROUTE,)
-
-    def match_route(self, route: str) -> RouteInfo | None:
-        """``ROUTE`` itself, or a path ending with it (a gateway's prefix); the body names the model."""
-        return base.fixed_route(self.ROUTE, route)
 
     @abstractmethod
     def request_conversation(self, body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:

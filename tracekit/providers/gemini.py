@@ -4,7 +4,7 @@ to and from canonical form: what google-genai, google-adk and the Gemini CLI spe
 The format (Gemini API reference, ai.google.dev/api/generate-content; google-genai ``models.py``, which
 builds ``{model}:generateContent`` and ``{model}:streamGenerateContent?alt=sse`` under ``/v1beta/models/``):
 
-- the path names the model and whether to stream (``match_route``); the body has neither;
+- the path names the model and whether to stream (``for_route`` binds them); the body has neither;
 - request: ``contents`` (``{"role": "user" | "model", "parts": [...]}``; consecutive Contents of one role
   are one canonical message: google-genai's chat sends a streamed reply back as one Content per chunk),
   ``systemInstruction`` (a ``Content``), ``tools[].functionDeclarations``, ``generationConfig``,
@@ -23,10 +23,11 @@ from __future__ import annotations
 import copy
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from typing_extensions import Unpack
 
-from tracekit.providers.base import Overrides, RouteInfo, StreamAssembler, ToolResultRef, overridden
+from tracekit.providers.base import Overrides, Provider, StreamAssembler, ToolResultRef, overridden
 from tracekit.providers.defaults import ProviderBase
 from tracekit.providers.gemini_parts import answered_response, block_parts, content_blocks
 from tracekit.providers.gemini_stream import GeminiStreamAssembler, render_stream
@@ -34,9 +35,9 @@ from tracekit.providers.sse import encode_json_event
 from tracekit.trace.canonical import content_hash
 from tracekit.trace.models import Content, Usage
 
-#: ``.../models/{model}:generateContent`` or ``:streamGenerateContent`` (``/v1beta``, ``/v1``, or Vertex AI's
-#: ``/v1/projects/{p}/locations/{l}/publishers/google/models/{model}``, whose bodies are the same).
-_ROUTE = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)")
+#: ``/{version}/models/{model}:generateContent`` or ``:streamGenerateContent`` (``v1beta``; ``v1``, which
+#: google-genai uses under a custom ``base_url``).
+_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$")
 _HINTS = "_gemini"
 
 #: ``finishReason`` values (google-genai ``types.FinishReason``) in the Messages API's stop-reason terms;
@@ -55,20 +56,26 @@ class Gemini(ProviderBase):
     """The Gemini API's ``generateContent`` (see the module docstring)."""
 
     NAME = "gemini"
-    ROUTE = "/v1beta/models/{model}:generateContent"
+    ROUTE = "/{version}/models/{model}:{method:generateContent|streamGenerateContent}"
     CLIENT_HEADERS = ("x-goog-api-key", "x-goog-api-client")
+
+    _route_model: str | None = None
+    _route_stream: bool = False
 
     @property
     def API_PATHS(self) -> tuple[str, ...]:
         """The Gemini API's paths (its own errors there take the Gemini shape)."""
         return ("/v1beta/", "/v1/models/", "/upload/v1beta/")
 
-    def match_route(self, route: str) -> RouteInfo | None:
-        """A ``generateContent`` or ``streamGenerateContent`` path: its model, and whether it streams."""
-        found = _ROUTE.search(route)
-        if found is None or found.end() != len(route):
+    def for_route(self, path: str) -> Provider | None:
+        """A copy bound to the path's model and method (``streamGenerateContent`` streams)."""
+        found = _PATH.search(path.split("?", 1)[0])
+        if found is None:
             return None
-        return RouteInfo(model=found.group(1), stream=found.group(2) == "streamGenerateContent")
+        bound = copy.copy(self)
+        bound._route_model = unquote(found["model"])
+        bound._route_stream = found["method"] == "streamGenerateContent"
+        return bound
 
     # -- request -----------------------------------------------------------------------------------------
 
@@ -92,12 +99,12 @@ class Gemini(ProviderBase):
         return system, [{"role": role, "content": content_blocks(parts)} for role, parts in turns]
 
     def request_model(self, body: dict[str, Any]) -> str | None:
-        """None: the path names the model (``match_route``)."""
-        return None
+        """The model the path names (the body has none)."""
+        return self._route_model
 
     def request_stream(self, body: dict[str, Any]) -> bool:
-        """False: the path asks for a stream (``match_route``)."""
-        return False
+        """Whether the path is ``streamGenerateContent`` (the body does not say)."""
+        return self._route_stream
 
     def request_items(self, body: dict[str, Any]) -> list[Any] | None:
         """The body's ``contents``."""

@@ -24,24 +24,25 @@ from typing import Any
 import orjson
 from typing_extensions import Unpack
 
-from tracekit.providers.azure_openai import CHAT, azure_route
 from tracekit.providers.base import (
     NOT_CONTINUED,
     Continuation,
     Overrides,
-    RouteInfo,
     ToolResultRef,
     assemble,
-    fixed_route,
     overridden,
     result_text,
     system_content,
 )
+from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
+from tracekit.providers.base import for_route as for_route
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import stream_parser as stream_parser
+from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.openai_items import SYSTEM_ROLES, part_block, tool_use_block
 from tracekit.providers.openai_items import assistant_blocks as assistant_blocks
@@ -58,22 +59,15 @@ ROUTE = "/v1/chat/completions"
 #: Paths only the OpenAI API has (``/v1/complete`` is Anthropic's legacy route, not one of these).
 API_PATHS = ("/v1/chat/", "/v1/chat", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/moderations",
              "/v1/images/", "/v1/audio/", "/v1/fine_tuning/", "/v1/assistants", "/v1/threads",
-             "/v1/vector_stores", "/openai/")  # fmt: skip
-#: OpenAI-compatible clients authenticate with a bearer token, Azure OpenAI's with ``api-key`` (asked after the
-#: anthropic SDK's headers).
-CLIENT_HEADERS = ("authorization", "api-key")
+             "/v1/vector_stores")  # fmt: skip
+#: OpenAI-compatible clients authenticate with a bearer token (asked after the anthropic SDK's headers).
+CLIENT_HEADERS = ("authorization",)
 
 #: Assistant message fields that the canonical content holds; the rest of the message stays in meta.
 _DERIVED = ("content", "refusal", "reasoning_content", "tool_calls")
 _HINTS = "_openai"
 _ERROR_TYPES = {401: "invalid_request_error", 403: "permission_error", 404: "invalid_request_error",
                 429: "rate_limit_exceeded"}
-
-
-def match_route(route: str) -> RouteInfo | None:
-    """``/v1/chat/completions`` (or a path ending with it), or an Azure OpenAI deployment's (whose name is the
-    model: ``azure_openai``)."""
-    return fixed_route(ROUTE, route) or azure_route(route, CHAT)
 
 
 def request_conversation(body: dict[str, Any]) -> tuple[Content | None, list[dict[str, Any]]]:

@@ -3,28 +3,31 @@ installed packages offer (entry-point group ``tracekit.providers``), added on fi
 
 A provider is any object with the members of ``base.Provider``: a module (the built-in ones), or an
 instance of a ``ProviderBase`` subclass (a class is registered as its instance). Adding a wire format is a
-provider and one registration: the proxy serves its ``ROUTE`` (and every path its ``match_route`` takes),
-records and replays it, and applies the
+provider and one registration: the proxy serves its ``ROUTE``, records and replays it, and applies the
 intercepts of a case to its tool results; nothing outside ``tracekit/providers`` names a format.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from tracekit.entry_points import PROVIDERS as GROUP
 from tracekit.entry_points import load
 from tracekit.errors import PluginError
 from tracekit.providers import anthropic, openai, openai_responses
-from tracekit.providers.base import Provider, RouteInfo, fixed_route
+from tracekit.providers.azure_openai import AZURE_CHAT, AZURE_RESPONSES
+from tracekit.providers.base import Provider
+from tracekit.providers.bedrock_converse import BedrockConverse
+from tracekit.providers.bedrock_invoke import BedrockInvoke
 from tracekit.providers.gemini import GEMINI
 
 PROVIDERS: dict[str, Provider] = {
     anthropic.NAME: anthropic,
     openai.NAME: openai,
     openai_responses.NAME: openai_responses,
-    GEMINI.NAME: GEMINI,
 }
 """Every provider by name (the installed ones once ``load_installed`` ran)."""
 
@@ -66,6 +69,13 @@ def register_provider(provider: _Registered) -> _Registered:
     return provider
 
 
+register_provider(BedrockConverse)
+register_provider(BedrockInvoke)
+register_provider(GEMINI)
+register_provider(AZURE_CHAT)
+register_provider(AZURE_RESPONSES)
+
+
 def load_installed() -> None:
     """Register the providers installed packages offer (entry-point group ``tracekit.providers``), once per
     process; ``PluginError`` names one that cannot be loaded."""
@@ -90,20 +100,23 @@ def get_provider(name: str) -> Provider:
 
 def provider_for_path(path: str) -> Provider | None:
     """The provider serving a request path (query string and a trailing slash ignored), or None."""
-    found = match_path(path)
-    return found[0] if found is not None else None
-
-
-def match_path(path: str) -> tuple[Provider, RouteInfo] | None:
-    """The provider serving a request path and what the path says (``Provider.match_route``), or None."""
     load_installed()
     route = path.split("?", 1)[0].rstrip("/")
     for provider in PROVIDERS.values():
-        match = getattr(provider, "match_route", None)  # (a provider object written before it had one)
-        info = match(route) if match is not None else fixed_route(provider.ROUTE, route)
-        if info is not None:
-            return provider, info
+        if route == provider.ROUTE or route.endswith(provider.ROUTE):
+            return provider
+        if "{" in provider.ROUTE and _route_pattern(provider.ROUTE).search(route):
+            return provider.for_route(route) or provider
     return None
+
+
+@lru_cache(maxsize=64)
+def _route_pattern(route: str) -> re.Pattern[str]:
+    """An aiohttp route pattern (``/model/{model}/{op:a|b}``) as a regular expression matching a path's end."""
+    parts = re.split(r"(\{[^{}]*\})", route)
+    pattern = "".join(f"(?:{part[1:-1].partition(':')[2] or '[^/]+'})" if part.startswith("{") else re.escape(part)
+                      for part in parts)  # fmt: skip
+    return re.compile(pattern + "$")
 
 
 def routes() -> dict[str, Provider]:

@@ -36,7 +36,7 @@ def model_call(exchange: Exchange, outcome: Outcome) -> ModelCall:
     return ModelCall(
         index=0,
         provider=provider.NAME,
-        model=exchange.request.model or provider.response_model(response),
+        model=(provider.request_model(body) if body else None) or provider.response_model(response),
         stream=exchange.request.stream,
         status=received.status,
         request=body,

@@ -31,8 +31,7 @@ from multidict import CIMultiDict
 
 from tracekit.errors import TracekitError
 from tracekit.providers import PROVIDERS
-from tracekit.providers.base import Provider
-from tracekit.providers.sse import split_events
+from tracekit.providers.base import Provider, split_stream
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
@@ -252,7 +251,8 @@ class ReplayIndex:
             return None
         candidate = calls[position + 1]
         recorded = candidate.request
-        if candidate.provider is not provider or not isinstance(recorded, dict):
+        # (by name: a provider whose route names the model is bound to each request, ``for_route``)
+        if candidate.provider.NAME != provider.NAME or not isinstance(recorded, dict):
             return None
         if provider.request_model(recorded) != provider.request_model(body):
             return None
@@ -318,15 +318,17 @@ def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) ->
         return json_answer(recorded.status, body, dict(headers), first_delay=delay)
     if want_stream or (recorded.sse is not None and recorded.partial):
         if recorded.sse is not None:
-            events = split_events(recorded.sse)
+            events = split_stream(provider, recorded.sse)
             offsets = recorded.offsets_ms or []
         else:
-            events = split_events(provider.render_stream(recorded.response or {}))
+            events = split_stream(provider, provider.render_stream(recorded.response or {}))
             offsets = [recorded.latency_ms or 0.0] * len(events)
         delays = _gaps(offsets, len(events)) if timed else None
-        headers["content-type"] = SSE_CONTENT_TYPE
-        headers["cache-control"] = "no-cache"
-        return Answer(recorded.status, headers, chunks=events, delays=delays, cut=recorded.partial)
+        headers["content-type"] = provider.STREAM_CONTENT_TYPE
+        if provider.STREAM_CONTENT_TYPE == SSE_CONTENT_TYPE:
+            headers["cache-control"] = "no-cache"
+        return Answer(recorded.status, headers, chunks=events, delays=delays, cut=recorded.partial,
+                      stream_type=provider.STREAM_CONTENT_TYPE)  # fmt: skip
     body_bytes = recorded.response_json or b"{}"
     headers["content-type"] = "application/json"
     delay = (recorded.latency_ms or 0) / 1000 if timed else 0.0

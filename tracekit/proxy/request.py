@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from tracekit.providers.base import BODY_SAYS, NOT_CONTINUED, Continuation, Provider, RouteInfo
+from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
 from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
 from tracekit.trace.builder import message_fingerprint
@@ -119,19 +119,19 @@ class ParsedRequest:
     key: str
     """Replay key of the body as the agent sent it (retry detection)."""
     stream: bool
-    model: str | None
-    """The model the path names (Gemini, an Azure deployment), else the body."""
     continuation: Continuation
     conversation: Conversation
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    upstream_path: str | None = None
+    """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider,
-                 said: RouteInfo = BODY_SAYS) -> ParsedRequest:
-    """Parse a model request (``headers`` as ``clean_headers`` made them; ``said``: what the path says, the
-    provider's ``match_route``)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
+                 upstream_path: str | None = None) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them; ``upstream_path``: the path as sent,
+    when it is not ``route``)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -143,12 +143,12 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         body=body,
         parse_error=parse_error,
         key=request_key(route, body, raw),
-        stream=said.stream if said.stream is not None else (provider.request_stream(body) if is_object else False),
-        model=said.model or (provider.request_model(body) if is_object else None),
+        stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
         conversation=derive_conversation(provider, body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        upstream_path=upstream_path if upstream_path and upstream_path != route else None,
     )
 
 
