@@ -178,3 +178,14 @@ def test_analyze_reads_a_gemini_session(tmp_path: Path, run: Callable[[str], Any
     assert [(c["name"], c["input"]) for c in trace["tool_calls"]] == [
         ("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]
     assert trace["stats"]["llm_calls"] == 2 and trace["stats"]["tool_calls"] == 2
+
+
+def test_an_exported_gemini_session_names_gcp_gemini_as_the_provider(tmp_path: Path) -> None:
+    with recording(SCRIPT, tmp_path / "rec") as (_, proxy):
+        automatic_calls(proxy.url)
+    result = CliRunner().invoke(cli, ["export", "otel", str(tmp_path / "rec"), "--out", str(tmp_path / "spans.json")])
+    assert result.exit_code == 0, result.output
+    spans = json.loads((tmp_path / "spans.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    providers = {attribute["value"]["stringValue"] for span in spans for attribute in span["attributes"]
+                 if attribute["key"] == "gen_ai.provider.name"}  # fmt: skip
+    assert providers == {"gcp.gemini"}
