@@ -189,3 +189,16 @@ def test_an_exported_gemini_session_names_gcp_gemini_as_the_provider(tmp_path: P
     providers = {attribute["value"]["stringValue"] for span in spans for attribute in span["attributes"]
                  if attribute["key"] == "gen_ai.provider.name"}  # fmt: skip
     assert providers == {"gcp.gemini"}
+
+
+def test_an_error_mid_stream_is_passed_on_and_recorded(tmp_path: Path) -> None:
+    reply = text_reply("这个回答会在中途出错。").error_after(1, message="The model is overloaded", status=503)
+    with recording([reply], tmp_path) as (_, proxy):
+        path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        answer = httpx.post(proxy.url + path, json={"contents": [{"role": "user", "parts": [{"text": "你好"}]}]},
+                            headers={"x-goog-api-key": "test-key-not-real"}, timeout=30)  # fmt: skip
+    assert answer.status_code == 200 and '"status":"UNAVAILABLE"' in answer.text, "passed on as it came"
+    (records,) = trace_records(tmp_path)
+    (call,) = of_kind(records, "model_call")
+    assert call["error"]["type"] == "UNAVAILABLE" and call["error"]["message"] == "The model is overloaded"
+    assert call["stream"] is True and call["model"] == "gemini-2.5-flash"
