@@ -128,6 +128,8 @@ def test_the_path_names_the_model_and_the_stream() -> None:
     invoke = provider_for_path("/model/m/invoke")
     assert invoke is not None and invoke.NAME == "bedrock_invoke" and not invoke.request_stream({})
     assert provider_for_path("/model/m/unknown") is None
+    arn = provider_for_path("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.claude/converse")
+    assert arn is not None and arn.request_model({}) == "arn:aws:bedrock:us-east-1:1:inference-profile/us.claude"
 
 
 def test_the_fake_upstream_scripts_thinking_on_converse() -> None:
@@ -139,3 +141,24 @@ def test_the_fake_upstream_scripts_thinking_on_converse() -> None:
         assert upstream.requests[0].model == "m" and not upstream.requests[0].stream
     assert body["output"]["message"]["content"][0]["reasoningContent"]["reasoningText"]["text"] == "想"
     assert body["output"]["message"]["content"][1] == {"text": "好"}
+
+
+def test_invoke_intercepts_and_guard_notes_are_the_messages_apis() -> None:
+    from tracekit.intercepts import config_from, rewrite_request
+
+    provider = get_provider("bedrock_invoke")
+    call = {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": "北京"}}
+    body = {"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "assistant", "content": [call]}, {
+        "role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]}  # fmt: skip
+    injected = {"is_error": True, "content": "服务不可用"}
+    intercepts = config_from({"type": "tool_intercept", "intercept_tool": "search",
+                              "inject_tool_result": injected}).intercepts  # fmt: skip
+    rewrite = rewrite_request(provider, body, intercepts)
+    assert rewrite.body["messages"][1]["content"][0] == {"type": "tool_result", "tool_use_id": "c1",
+                                                         "content": "服务不可用", "is_error": True}  # fmt: skip
+    noted = provider.with_note(body, "注意")
+    assert noted is not None and noted["messages"][1]["content"][-1] == {"type": "text", "text": "注意"}
+    converse = get_provider("bedrock_converse")
+    noted = converse.with_note(CONVERSE, "注意")
+    assert noted is not None and noted["messages"][0]["content"] == [{"text": "天气？"}, {"text": "注意"}]
+    assert CONVERSE["messages"][0]["content"] == [{"text": "天气？"}], "the request itself is unchanged"

@@ -345,3 +345,55 @@ def test_an_error_mid_stream_reaches_boto3_and_the_trace(tmp_path: Path, where: 
     assert len(events) == (3 if where == "upstream" else 2)
     (call,) = of_kind(trace_records(tmp_path)[0], "model_call")
     assert call["error"]["message"] == "忙" and call["error"]["type"] == "ThrottlingException"
+
+
+def test_a_throttled_attempt_is_retried_by_boto3_in_record_and_in_replay(tmp_path: Path) -> None:
+    """AWS names the error only in ``x-amzn-ErrorType``, which boto3's retry decision reads: it is kept and
+    replayed, so the replayed 429 is retried as the recorded one was."""
+    from botocore.config import Config
+
+    from tracekit.testing import error_reply
+
+    def once(url: str) -> list[dict[str, Any]]:
+        client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url, aws_access_key_id=KEY_ID,
+                              aws_secret_access_key=SECRET, config=Config(retries={"max_attempts": 3}))  # fmt: skip
+        return list(client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+                    ["stream"])  # fmt: skip
+
+    script = [error_reply(429, "rate_limit_error", "slow down", should_retry=True, retry_after_ms=1), text_reply("好")]
+    with recording(script, tmp_path) as (_, proxy):
+        recorded = once(proxy.url)
+    (records,) = trace_records(tmp_path)
+    assert of_kind(records, "model_call")[0]["attempts"] == 2
+    assert of_kind(records, "error")[0]["response_headers"]["x-amzn-errortype"].startswith("ThrottlingException")
+    with replaying(tmp_path) as proxy:
+        assert once(proxy.url) == recorded
+        assert proxy.proxy.matches["exact"] == 2
+
+
+def test_the_endpoint_environment_variable_points_any_boto3_agent_at_tracekit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents that build their own client (Strands' ``BedrockModel``) take ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``
+    (botocore's service-specific endpoint variable) as they would ``endpoint_url``."""
+    with recording(weather_script(), tmp_path) as (upstream, proxy):
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", proxy.url)
+        client = boto3.Session(aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET,
+                               region_name="us-west-2").client("bedrock-runtime")  # fmt: skip
+        converse_loop(client, stream=True)
+        assert len(upstream.requests) == 3
+    assert_weather_session(trace_records(tmp_path)[0], "bedrock_converse")
+
+
+def test_an_inference_profile_arn_is_the_model(tmp_path: Path) -> None:
+    """A model id may be an ARN (``.../inference-profile/...``, sent as ``%2F``): the call names all of it."""
+    arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0"
+    messages = [{"role": "user", "content": [{"text": "天气？"}]}]
+    with recording([text_reply("晴")], tmp_path) as (upstream, proxy):
+        events = list(bedrock(proxy.url).converse_stream(modelId=arn, messages=messages)["stream"])
+        assert "%2F" in upstream.requests[0].raw_path and upstream.requests[0].model == arn
+    (call,) = of_kind(trace_records(tmp_path)[0], "model_call")
+    assert call["model"] == arn and call["stream"] is True
+    with replaying(tmp_path) as proxy:
+        assert list(bedrock(proxy.url).converse_stream(modelId=arn, messages=messages)["stream"]) == events
+        assert proxy.proxy.matches == {"exact": 1}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
 Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke", "gemini"]
 #: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
@@ -48,8 +49,8 @@ class FakeRequest:
     def model(self) -> str:
         """The requested model (empty when absent; Bedrock's is in the path, ``/model/{modelId}/...``)."""
         if self.provider in PATH_ROUTED:
-            parts = self.path.split("/")
-            return parts[2] if len(parts) > 3 and parts[1] == "model" else ""
+            parts = (self.raw_path or self.path).split("/")  # (encoded: an ARN model id holds a ``%2F``)
+            return unquote(parts[2]) if len(parts) > 3 and parts[1] == "model" else ""
         if self.provider == "gemini":
             return self.path.rpartition("/models/")[2].partition(":")[0]
         model = self.body.get("model") if isinstance(self.body, dict) else None

@@ -1,10 +1,12 @@
 """Wire formats of model APIs: the one seam between tracekit and a model API's bytes (``base.Provider``).
 
 ``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
-``openai_responses`` serves ``POST /v1/responses`` (both also on Azure OpenAI's paths: ``azure_openai``),
-``gemini`` serves ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``; a new
-format subclasses ``ProviderBase`` and is registered with ``@register_provider`` or the entry-point group
-``tracekit.providers`` (``registry``).
+``openai_responses`` serves ``POST /v1/responses`` (both also on Azure OpenAI's paths: ``azure_openai``);
+``bedrock_converse`` and ``bedrock_invoke`` serve Amazon Bedrock's ``POST /model/{modelId}/converse`` and
+``/invoke`` (and their streams, AWS event streams: ``eventstream``); ``gemini`` serves
+``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``; a new format subclasses
+``ProviderBase`` and is registered with ``@register_provider`` or the entry-point group ``tracekit.providers``
+(``registry``).
 
 Example::
 

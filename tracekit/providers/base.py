@@ -266,8 +266,9 @@ class Provider(Protocol):
     relayed as a stream, and a replayed stream is given this type."""
 
     def for_route(self, path: str) -> Provider | None:
-        """The provider bound to what a request's ``path`` says that its body does not (the model, whether to
-        stream), or None when the path says nothing more (then this provider serves the request)."""
+        """The provider bound to what a request's ``path`` (as sent, percent-encoding kept) says that its body
+        does not (the model, whether to stream), or None when the path says nothing more (then this provider
+        serves the request)."""
 
     def stream_parser(self) -> StreamParser:
         """A new parser of one streamed answer's bytes into events (what ``stream_assembler`` is fed)."""

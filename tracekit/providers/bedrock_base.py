@@ -81,6 +81,8 @@ class BedrockProvider(ProviderBase):
     stream; this class reads the path, the errors and the framing."""
 
     API_PATHS: tuple[str, ...] = ("/model/",)
+    #: The AWS SDKs' SigV4 date header: the proxy's own errors on other routes take AWS's shape.
+    CLIENT_HEADERS = ("x-amz-date",)
     STREAM_CONTENT_TYPE = CONTENT_TYPE
     #: The operation that streams, and the one that does not (``converse-stream`` / ``converse``).
     OPERATIONS: tuple[str, str] = ("", "")
@@ -89,7 +91,8 @@ class BedrockProvider(ProviderBase):
     _route_stream: bool = False
 
     def for_route(self, path: str) -> Provider | None:
-        """A copy bound to the path's model (percent-decoded) and operation."""
+        """A copy bound to the path's model and operation (``path`` as sent: an inference profile's ARN as a
+        model id holds a ``%2F``; the model is given decoded)."""
         match = _PATH.search(path)
         if match is None:
             return None

@@ -170,13 +170,14 @@ class FrameSplitter:
     __slots__ = ("_buffer", "broken")
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer = bytearray()  # (appended to: a large frame in many chunks costs linear time)
         self.broken: str | None = None
         """Why the stream cannot be split further (a length no message has): the rest is one tail."""
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The frames completed by ``chunk``."""
-        data = self._buffer + chunk
+        data = self._buffer
+        data += chunk
         frames = []
         at = 0
         while self.broken is None and len(data) - at >= _PRELUDE_BYTES:
@@ -186,14 +187,14 @@ class FrameSplitter:
                 break
             if len(data) - at < total:
                 break
-            frames.append(data[at : at + total])
+            frames.append(bytes(data[at : at + total]))
             at += total
-        self._buffer = data[at:]
+        del data[:at]
         return frames
 
     def rest(self) -> bytes:
         """Bytes after the last whole frame."""
-        return self._buffer
+        return bytes(self._buffer)
 
 
 def split_frames(data: bytes) -> list[bytes]:

@@ -56,7 +56,8 @@ from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, it
 log = logging.getLogger(__name__)
 
 #: Recorded response headers given back (content type and length are set for the answer given).
-_REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id")
+_REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+                     "x-amzn-errortype", "x-amzn-requestid")
 
 
 class ReplayIndex:

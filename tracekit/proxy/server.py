@@ -334,8 +334,9 @@ class Proxy:
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw_path = request.raw_path.split("?", 1)[0]
         provider = self._by_resource[request.match_info.route.resource]
-        provider = provider.for_route(request.path) or provider
+        provider = provider.for_route(raw_path) or provider  # (encoded: a model id may hold a ``%2F``)
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw
@@ -344,7 +345,7 @@ class Proxy:
         self._learn_secrets(request, headers)
         # Forwarded as the client sent it (percent-encoding kept): a SigV4 signature covers the encoded path.
         parsed = read_request(request.path, request.query_string, headers, raw, provider,
-                              upstream_path=request.raw_path.split("?", 1)[0])  # fmt: skip
+                              upstream_path=raw_path)  # fmt: skip
         if self._secret_fields and isinstance(parsed.body, dict):
             self._secret_fields.register(parsed.body, self.secrets)
         await self._scrub_if_learnt()
