@@ -30,7 +30,7 @@ from tracekit.proxy import ProxyConfig, RunningProxy
 from tracekit.testing import FakeUpstream, ToolUse, by_turn, error_reply, text_reply, tool_use_reply
 
 from .helpers import of_kind, recording, replaying, trace_records
-from .test_responses_record_replay import FINAL, TOOLS, WEATHER, assert_weather_session, weather_script
+from .test_responses_record_replay import FINAL, TOOLS, WEATHER, assert_weather_session, chained_loop, weather_script
 
 KEY = "sk-ws-secret-0123456789abcdef0123"
 
@@ -245,3 +245,12 @@ def test_another_websocket_is_relayed_frame_for_frame_and_recorded_raw(
 
     with replaying(tmp_path) as proxy:
         assert asyncio.run(refused(proxy.url)) == 404
+
+
+def test_an_http_recording_answers_the_same_session_over_a_socket(tmp_path: Path) -> None:
+    with recording(weather_script(), tmp_path) as (_, proxy):
+        over_http = chained_loop(openai.OpenAI(base_url=proxy.url + "/v1", api_key="k"), True)
+    with replaying(tmp_path) as proxy:
+        over_socket = socket_loop(openai.OpenAI(base_url=proxy.url + "/v1", api_key="k"))
+        assert proxy.proxy.misses == []
+    assert over_socket == over_http

@@ -9,6 +9,9 @@ The protocol, as the API reference ("WebSocket mode", "WebSocket events") and th
   frame each (``response.created`` ... ``response.completed``/``response.incomplete``/``response.failed``);
 - an error is one ``error`` frame with the HTTP ``status`` beside the ``error`` object (Codex reads
   ``status`` to treat it as that HTTP error); the connection stays open;
+- ``generate: false`` is a warm-up (Codex sends one first, its ``request_kind`` "prewarm"): the response
+  has no output, and a later event may continue it (the guide "WebSocket mode", "warm up request state");
+  it takes no reply from the script;
 - a connection keeps the responses it produced, ``store`` or not, so ``previous_response_id`` continues
   them (the API's connection-local cache); here the fake's one store holds them.
 
@@ -27,7 +30,7 @@ from aiohttp import WSMsgType, web
 
 from tracekit._fake import responses_wire
 from tracekit._fake.openai_wire import error_object
-from tracekit._fake.replies import ConnectionReset, ErrorReply, Reply, error_reply
+from tracekit._fake.replies import ConnectionReset, ErrorReply, Reply, error_reply, message_reply
 from tracekit._fake.request import FakeRequest
 from tracekit.providers.sse import parse_sse
 
@@ -83,7 +86,7 @@ async def _answer(up: FakeUpstream, socket: web.WebSocketResponse, fake: FakeReq
         await socket.send_str(error_frame(missing))
         return True
     try:
-        reply: Reply = up.script.next_reply(fake)
+        reply: Reply = message_reply() if body.get("generate") is False else up.script.next_reply(fake)
     except Exception as exc:  # a user's script function: report it to the client and keep serving
         up.errors.append(exc)
         reply = error_reply(500, "api_error", f"tracekit fake upstream: the script function raised {exc!r}",

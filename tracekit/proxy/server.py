@@ -177,6 +177,8 @@ class Proxy:
         self.other_routes.max_kept = config.max_kept_stream_bytes
         self.matches: Counter[str] = Counter()
         """Model requests answered from recordings, by the rung of the replay ladder that matched."""
+        self.loose_matches: list[tuple[str, str]] = []
+        """(rung, recording) of every model request a rung other than ``exact`` answered, in order."""
         self.misses: list[str] = self.other_routes.misses
         """Every replay miss's message (model routes and other routes), in order."""
         self._closed = False
@@ -408,6 +410,7 @@ class Proxy:
                 self.matches[rung] += 1
                 if rung != "exact":
                     log.info("tracekit replay: %s answered by the %s rung", recorded.where, rung)
+                    self.loose_matches.append((rung, recorded.where))
                 answer = recorded_answer(recorded, stream, self.config.timing)
                 answer.headers["x-tracekit-replay-match"] = rung
                 return answer
