@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,8 +126,10 @@ class ParsedRequest:
     retry_count: int | None
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
-    """Parse a model request (``headers`` as ``clean_headers`` made them)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider,
+                 resolve: Callable[[Any], Any] | None = None) -> ParsedRequest:  # fmt: skip
+    """Parse a model request (``headers`` as ``clean_headers`` made them); ``resolve`` gives the body its
+    conversation is read from (``item_references``: earlier output items named by id, in their place)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -141,7 +143,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         key=request_key(route, body, raw),
         stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
-        conversation=derive_conversation(provider, body),
+        conversation=derive_conversation(provider, resolve(body) if resolve is not None else body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
     )

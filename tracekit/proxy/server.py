@@ -360,7 +360,8 @@ class Proxy:
         self._track()
         headers = clean_headers(request.headers.items())
         self.learn_secrets(request, headers)
-        parsed = read_request(request.path, request.query_string, headers, raw, provider)
+        parsed = read_request(request.path, request.query_string, headers, raw, provider,
+                              self.tracker.output_items.resolve)
         self.learn_fields(parsed.body)
         await self.scrub_if_learnt()
         exchange = Exchange(parsed, self.tracker.begin(parsed))

@@ -151,7 +151,8 @@ class ResponsesSocket:
     async def _create(self, event: dict[str, Any], text: str) -> None:
         proxy = self.proxy
         raw = orjson.dumps({key: value for key, value in event.items() if key != "type"})
-        parsed = read_request(self.request.path, self.request.query_string, self.headers, raw, self.provider)
+        parsed = read_request(self.request.path, self.request.query_string, self.headers, raw, self.provider,
+                              proxy.tracker.output_items.resolve)
         # The socket keeps its responses in memory, ``store: false`` or not: a later event may continue them.
         parsed = replace(parsed, continuation=parsed.continuation._replace(kept=True))
         proxy.learn_fields(parsed.body)
