@@ -47,7 +47,7 @@ def error_frame(error: ErrorReply) -> str:
 
 async def serve_socket(up: FakeUpstream, request: web.Request) -> web.StreamResponse:
     """Serve one Responses API WebSocket until the client closes it."""
-    socket = web.WebSocketResponse(autoping=True)
+    socket = web.WebSocketResponse(autoping=True, max_msg_size=64 * 1024 * 1024)
     await socket.prepare(request)
     headers: dict[str, str] = {}
     for name, value in request.headers.items():

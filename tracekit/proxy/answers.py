@@ -219,7 +219,7 @@ class UpstreamClient:
             forwarded["authorization"] = self._basic_auth
         protocols = [part.strip() for part in headers.get("sec-websocket-protocol", "").split(",") if part.strip()]
         return await self._session.ws_connect(self.url_for(route, query), headers=forwarded, protocols=protocols,
-                                              autoping=True, max_msg_size=0)  # fmt: skip
+                                              autoping=True, max_msg_size=self._max_response_bytes)  # fmt: skip
 
 
 def split_credentials(url: str, redactor: SecretSink) -> tuple[str, str | None]:

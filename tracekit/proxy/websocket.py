@@ -78,7 +78,9 @@ class ResponsesSocket:
         self.request = request
         self.provider = provider
         self.headers = clean_headers(request.headers.items())
-        self.client = web.WebSocketResponse(protocols=_protocols(request), autoping=True)
+        # A client event is a request body: the proxy's body limit is its limit too.
+        self.client = web.WebSocketResponse(protocols=_protocols(request), autoping=True,
+                                            max_msg_size=proxy.config.max_body_bytes)  # fmt: skip
         self.upstream: aiohttp.ClientWebSocketResponse | None = None
         self.kept_headers: dict[str, str] = {}
         self.pending: deque[Exchange] = deque()
