@@ -132,7 +132,7 @@ class ResponsesSocket:
             return error_response(self.provider, 502, message)
         handshake = self.upstream._response.headers  # the upgrade's response headers (not public in aiohttp)
         for name, value in client_response_headers(handshake).items():
-            if name.lower() not in _HANDSHAKE_HEADERS and name not in self.client.headers:
+            if not self.client.prepared and name.lower() not in _HANDSHAKE_HEADERS and name not in self.client.headers:
                 self.client.headers[name] = value
         self.kept_headers = kept_response_headers(handshake.items())
         self._reader = asyncio.create_task(self._from_upstream())
@@ -206,6 +206,12 @@ class ResponsesSocket:
                 received.fail("cut", "the recorded stream ended before the response did")
                 self.proxy.tracker.complete(exchange)
                 await self.client.close()
+        except (ConnectionError, asyncio.CancelledError):
+            if received.t_end is None:  # the client went away mid-answer: the exchange is recorded as cut short
+                received.client_gone = True
+                received.t_end = time.perf_counter()
+                self.proxy.tracker.complete(exchange)
+            raise
         finally:
             answer.close()
 
