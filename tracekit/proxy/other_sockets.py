@@ -31,9 +31,6 @@ if TYPE_CHECKING:  # (the server module imports this one)
 
 log = logging.getLogger(__name__)
 
-_announced: set[str] = set()
-
-
 class _Frames:
     """The frames of one socket, up to ``limit`` bytes."""
 
@@ -88,8 +85,7 @@ async def relay_socket(proxy: Proxy, request: web.Request) -> web.StreamResponse
     except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
         return error_response(provider, 502, f"tracekit proxy: cannot open the WebSocket upstream: {exc!r}")
     path = clean_text(request.path)
-    if path not in _announced:
-        _announced.add(path)
+    if proxy.other_routes.first_time("GET", path):
         log.warning("tracekit: a WebSocket on GET %s is relayed frame by frame and recorded raw; tracekit does not "
                     "read it as model calls", path)  # fmt: skip
     client = web.WebSocketResponse(protocols=[upstream.protocol] if upstream.protocol else ())
