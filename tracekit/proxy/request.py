@@ -124,12 +124,15 @@ class ParsedRequest:
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    upstream_path: str | None = None
+    """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider,
-                 resolve: Callable[[Any], Any] | None = None) -> ParsedRequest:  # fmt: skip
-    """Parse a model request (``headers`` as ``clean_headers`` made them); ``resolve`` gives the body its
-    conversation is read from (``item_references``: earlier output items named by id, in their place)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
+                 upstream_path: str | None = None, resolve: Callable[[Any], Any] | None = None) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them; ``upstream_path``: the path as sent,
+    when it is not ``route``; ``resolve`` gives the body the conversation is read from: ``item_references``,
+    earlier output items named by id, in their place)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -146,6 +149,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         conversation=derive_conversation(provider, resolve(body) if resolve is not None else body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        upstream_path=upstream_path if upstream_path and upstream_path != route else None,
     )
 
 

@@ -154,7 +154,7 @@ class ResponsesSocket:
         proxy = self.proxy
         raw = orjson.dumps({key: value for key, value in event.items() if key != "type"})
         parsed = read_request(self.request.path, self.request.query_string, self.headers, raw, self.provider,
-                              proxy.tracker.output_items.resolve)
+                              resolve=proxy.tracker.output_items.resolve)
         # The socket keeps its responses in memory, ``store: false`` or not: a later event may continue them.
         parsed = replace(parsed, continuation=parsed.continuation._replace(kept=True))
         proxy.learn_fields(parsed.body)
