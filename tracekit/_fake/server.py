@@ -18,6 +18,7 @@ from tracekit._fake import anthropic_wire, bedrock_wire, gemini_wire, openai_wir
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.response_store import ResponseStore
+from tracekit._fake.responses_socket import serve_socket
 from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
@@ -44,8 +45,9 @@ COUNT_TOKENS = ":countTokens"
 class FakeUpstream(ThreadServed):
     """A scripted fake of the Anthropic Messages, OpenAI Chat Completions and OpenAI Responses APIs on loopback.
 
-    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and
-    ``POST /v1/conversations`` for the conversations it keeps) and
+    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and its WebSocket
+    mode, ``GET /v1/responses`` upgraded: ``responses_socket``), ``POST /v1/conversations`` for the
+    conversations it keeps, and
     ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
     deterministic per instance. Gemini's ``/{version}/models/{model}:generateContent``, ``:streamGenerateContent``
@@ -66,9 +68,12 @@ class FakeUpstream(ThreadServed):
         self.threads = ThreadStore()
         #: Stored Responses API responses, for ``previous_response_id``.
         self.responses = ResponseStore()
+        #: Client events on a Responses WebSocket other than ``response.create`` (parsed; None when not JSON).
+        self.socket_events: list[object] = []
         self._requested_port = port
         self._port: int | None = None
-        self._ids = FakeIds()
+        self.ids = FakeIds()
+        """The deterministic id counters of this instance."""
         self._runner: web.AppRunner | None = None
         self._thread: LoopThread | None = None
         self._route_of: dict[object, Provider] = {}
@@ -105,6 +110,7 @@ class FakeUpstream(ThreadServed):
         app.router.add_get(HEALTH_PATH, self._health)
         for path, provider in ROUTES.items():
             self._route_of[app.router.add_post(path, self._serve).resource] = provider
+        app.router.add_get("/v1/responses", self._responses_socket)
         app.router.add_post("/v1/conversations", self._create_conversation)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
@@ -160,6 +166,11 @@ class FakeUpstream(ThreadServed):
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "fake_upstream": True})
+
+    async def _responses_socket(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("upgrade", "").lower() != "websocket":
+            return await self._not_found(request)
+        return await serve_socket(self, request)
 
     async def _create_conversation(self, request: web.Request) -> web.Response:
         """``POST /v1/conversations`` (the Responses API's kept conversations): always answered, not scripted."""
@@ -261,25 +272,25 @@ class FakeUpstream(ThreadServed):
 
     def _render_message(self, provider: Provider, reply: MessageReply, fake: FakeRequest) -> WireResponse:
         if provider == "anthropic":
-            return anthropic_wire.render_message(reply, fake, self._ids, self._ids.next("msg_fake_"))
+            return anthropic_wire.render_message(reply, fake, self.ids, self.ids.next("msg_fake_"))
         if provider == "openai_responses":
-            return responses_wire.render_message(reply, fake, self._ids)
+            return responses_wire.render_message(reply, fake, self.ids)
         if provider == "gemini":
-            return gemini_wire.render_message(reply, fake, self._ids)
+            return gemini_wire.render_message(reply, fake, self.ids)
         if provider == "bedrock_converse":
-            return bedrock_wire.render_converse(reply, fake, self._ids)
+            return bedrock_wire.render_converse(reply, fake, self.ids)
         if provider == "bedrock_invoke":
-            return bedrock_wire.render_invoke(reply, fake, self._ids)
-        return openai_wire.render_message(reply, fake, self._ids)
+            return bedrock_wire.render_invoke(reply, fake, self.ids)
+        return openai_wire.render_message(reply, fake, self.ids)
 
     def _render_error(self, provider: Provider, error: ErrorReply) -> WireResponse:
         if provider == "anthropic":
-            return anthropic_wire.render_error(error, self._ids.next("req_fake_"))
+            return anthropic_wire.render_error(error, self.ids.next("req_fake_"))
         if provider in ("bedrock_converse", "bedrock_invoke"):
-            return bedrock_wire.render_error(error, self._ids.next("req-fake-"))
+            return bedrock_wire.render_error(error, self.ids.next("req-fake-"))
         if provider == "gemini":
             return gemini_wire.render_error(error)
-        return openai_wire.render_error(error, self._ids.next("req_fake_"))
+        return openai_wire.render_error(error, self.ids.next("req_fake_"))
 
     async def _deliver(
         self,

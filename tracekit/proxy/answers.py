@@ -217,6 +217,23 @@ class UpstreamClient:
         return UpstreamAnswer(response, self._max_response_bytes, stream_type)
 
 
+    async def socket(self, route: str, query: str, headers: Mapping[str, str]) -> aiohttp.ClientWebSocketResponse:
+        """Open a WebSocket to the upstream's ``route`` with the client's headers (filtered as for a request;
+        aiohttp makes the handshake's own). Raises ``aiohttp.WSServerHandshakeError`` when refused."""
+        if self._session is None:
+            await self.start()
+        assert self._session is not None
+        forwarded = upstream_request_headers(headers, self.redactor)
+        for name in list(forwarded):
+            if name.lower().startswith("sec-websocket-"):
+                forwarded.popall(name, None)
+        if self._basic_auth is not None and "authorization" not in forwarded:
+            forwarded["authorization"] = self._basic_auth
+        protocols = [part.strip() for part in headers.get("sec-websocket-protocol", "").split(",") if part.strip()]
+        return await self._session.ws_connect(self.url_for(route, query), headers=forwarded, protocols=protocols,
+                                              autoping=True, max_msg_size=self._max_response_bytes)  # fmt: skip
+
+
 def split_credentials(url: str, redactor: SecretSink) -> tuple[str, str | None]:
     """``url`` without ``user:password@``, and the Basic Authorization value they make (None when the URL has
     none). The credentials are registered with ``redactor`` (RFC 7617: base64 of ``user:password``)."""

@@ -167,6 +167,8 @@ class Exchange:
     request: ParsedRequest
     turn: Turn
     received: Reception = field(default_factory=Reception)
+    websocket: bool = False
+    """The request came as a ``response.create`` event on a Responses API WebSocket (``websocket``)."""
     t_wall: float = field(default_factory=time.time)
     t0: float = field(default_factory=time.perf_counter)
 
