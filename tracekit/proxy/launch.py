@@ -119,7 +119,9 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
         if loading.failure is not None:
             raise loading.failure
         if loading.proxy is None:
-            return  # stopped before the recordings were loaded
+            echo("tracekit replay: stopped before the recordings were loaded")
+            echo(replay_summary({}, []))
+            return
         proxy = loading.proxy
     else:
         try:

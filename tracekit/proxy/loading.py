@@ -19,6 +19,7 @@ Example (what ``tracekit.proxy.launch.run`` does for replay)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -144,10 +145,13 @@ class LoadingProxy:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Let a build under way end (so that the command still reports what it loaded and served), then close
-        the proxy (once)."""
-        if self._builder is not None:
-            await asyncio.shield(self._builder)
+        """Close the proxy (once); a build still under way is no longer waited for (a stop asked for during the
+        load ends the command at once: the build's thread is a daemon)."""
+        builder = self._builder
+        if builder is not None and not builder.done():
+            builder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await builder
         if self.proxy is not None:
             await self.proxy.aclose()
 
