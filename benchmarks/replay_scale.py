@@ -17,7 +17,8 @@ Then ``tracekit replay DIR --port 0`` runs as a subprocess (this interpreter's `
   waits for the load when the load is still under way, and must be a hit);
 - memory: the replay process's RSS once it gave that first answer (the load done), minus the RSS of the
   same command over a folder holding one one-call trace (the interpreter, the imports, the server), minus
-  the stored bodies (the request and response JSON of every model call, as written), divided by the exchanges; peak (VmHWM) too;
+  the stored bodies (the request and response JSON of every model call, as written), divided by the
+  exchanges; peak (VmHWM) too;
 - hit latency: recorded requests sent again (round-robin over sampled recordings) over one keep-alive
   connection; a hit must answer 200 with ``x-tracekit-replay: hit``;
 - the load itself: ``ReplayIndex.load`` of the folder in a fresh interpreter, wall and CPU time, with the
