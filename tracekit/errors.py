@@ -143,6 +143,10 @@ class CaseVerdictFailed(TracekitError):
     """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
 
 
+class EventStreamError(TracekitError, ValueError):
+    """Bytes that are not a valid AWS event-stream message (a length or CRC that does not match)."""
+
+
 class BodyRefused(TracekitError):
     """An upstream body the proxy does not pass on (the client gets a 502 with the message)."""
 

@@ -124,10 +124,14 @@ class ParsedRequest:
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    upstream_path: str | None = None
+    """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
-    """Parse a model request (``headers`` as ``clean_headers`` made them)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
+                 upstream_path: str | None = None) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them; ``upstream_path``: the path as sent,
+    when it is not ``route``)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -144,6 +148,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         conversation=derive_conversation(provider, body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        upstream_path=upstream_path if upstream_path and upstream_path != route else None,
     )
 
 
