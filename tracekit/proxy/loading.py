@@ -127,8 +127,15 @@ class LoadingProxy:
             if self._proxy_app is None:
                 message = f"tracekit: the proxy could not start: {self.failure}"
                 return web.json_response({"error": {"type": "unavailable", "message": message}}, status=503)
+        # Routed by the proxy's own application, as aiohttp routes a request (``Application._handle``), on a
+        # clone of the request (the same connection and body) that carries that route: the proxy's handlers read
+        # the route that matched (a provider is found by its route's resource).
         match = await self._proxy_app.router.resolve(request)
-        return await match.handler(request)
+        match.add_app(self._proxy_app)
+        match.freeze()
+        routed = request.clone()
+        routed._match_info = match
+        return await match.handler(routed)
 
     async def stop_exchanges(self, grace: float) -> None:
         """As ``Proxy.stop_exchanges`` once the proxy is built (requests still waiting are cancelled with the
