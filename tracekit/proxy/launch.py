@@ -95,7 +95,8 @@ def build_proxy(config: ProxyConfig) -> Proxy:
 
 
 def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Callable[[str], None]) -> None:
-    """Check the bind address, build the proxy and serve until SIGTERM / SIGINT. Everything it gives ``say``
+    """Check the bind address, build the proxy (replay: in the background, serving meanwhile, ``loading``) and
+    serve until SIGTERM / SIGINT. Everything it gives ``say``
     (one line for stderr) and every log line goes through ``config.redactor``; what it cannot start with
     raises a ``TracekitError`` (``ProxySetupError`` for a bad configuration)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
