@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote
 
-Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke"]
+Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke", "gemini"]
 #: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
 PATH_ROUTED = ("bedrock_converse", "bedrock_invoke")
 
@@ -41,6 +41,8 @@ class FakeRequest:
         """Whether the request asked for a stream (SSE, or Bedrock's event stream: the path says so)."""
         if self.provider in PATH_ROUTED:
             return self.path.rstrip("/").endswith("-stream")
+        if self.provider == "gemini":  # ``/{version}/models/{model}:streamGenerateContent``
+            return self.path.endswith(":streamGenerateContent")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
@@ -49,6 +51,8 @@ class FakeRequest:
         if self.provider in PATH_ROUTED:
             parts = (self.raw_path or self.path).split("/")  # (encoded: an ARN model id holds a ``%2F``)
             return unquote(parts[2]) if len(parts) > 3 and parts[1] == "model" else ""
+        if self.provider == "gemini":
+            return self.path.rpartition("/models/")[2].partition(":")[0]
         model = self.body.get("model") if isinstance(self.body, dict) else None
         return model if isinstance(model, str) else ""
 
@@ -68,9 +72,10 @@ class FakeRequest:
 
     @property
     def assistant_turns(self) -> int:
-        """How many assistant messages the conversation (``messages``) already holds (for the Responses API:
-        runs of consecutive assistant-side items, one response's output being one run)."""
-        if self.provider == "openai_responses":
+        """How many assistant messages the conversation (``messages``) already holds (for the Responses API and
+        Gemini: runs of consecutive assistant-side items, one response's output being one run)."""
+        if self.provider in ("openai_responses", "gemini"):
+            # (google-genai's chat sends a streamed reply back as one ``model`` Content per chunk)
             sides = [_assistant_side(item) for item in self.messages]
             return sum(1 for i, side in enumerate(sides) if side and (i == 0 or not sides[i - 1]))
         return sum(
@@ -79,9 +84,12 @@ class FakeRequest:
 
 
 def _assistant_side(item: Any) -> bool:
-    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call``."""
+    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call`` (or a
+    Gemini ``model`` Content)."""
     if not isinstance(item, dict):
         return False
+    if item.get("role") == "model":
+        return True
     kind = item.get("type")
     if kind in (None, "message"):
         return item.get("role") == "assistant"

@@ -14,7 +14,7 @@ from functools import partial
 import orjson
 from aiohttp import web
 
-from tracekit._fake import anthropic_wire, bedrock_wire, openai_wire, responses_wire
+from tracekit._fake import anthropic_wire, bedrock_wire, gemini_wire, openai_wire, responses_wire
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.response_store import ResponseStore
@@ -23,6 +23,8 @@ from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
 from tracekit.constants import HEALTH_PATH
 from tracekit.loop_thread import LoopThread, ThreadServed
+from tracekit.providers.azure_openai import AZURE_CHAT, AZURE_RESPONSES
+from tracekit.providers.gemini import GEMINI
 
 ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
@@ -30,8 +32,13 @@ ROUTES: dict[str, Provider] = {
     "/v1/responses": "openai_responses",
     "/model/{model}/{operation:converse|converse-stream}": "bedrock_converse",
     "/model/{model}/{operation:invoke|invoke-with-response-stream}": "bedrock_invoke",
+    GEMINI.ROUTE: "gemini",
+    AZURE_CHAT.ROUTE: "openai",
+    AZURE_RESPONSES.ROUTE: "openai_responses",
 }
 SERVER_HEADER = "tracekit-fake-upstream"
+#: Gemini's ``countTokens`` (``.../models/{model}:countTokens``): answered with a fake count, not scripted.
+COUNT_TOKENS = ":countTokens"
 
 
 class FakeUpstream(ThreadServed):
@@ -41,7 +48,8 @@ class FakeUpstream(ThreadServed):
     ``POST /v1/conversations`` for the conversations it keeps) and
     ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
-    deterministic per instance. Example::
+    deterministic per instance. Gemini's ``/{version}/models/{model}:generateContent``, ``:streamGenerateContent``
+    and ``:countTokens``, and Azure OpenAI's paths of the two OpenAI routes, are served too. Example::
 
         with FakeUpstream([text_reply("你好")]) as up:
             client = anthropic.Anthropic(base_url=up.url, api_key="x")
@@ -159,7 +167,9 @@ class FakeUpstream(ThreadServed):
         return web.json_response(self.responses.create_conversation(fake.body if isinstance(fake.body, dict) else {}))
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
-        await self._receive(request, None)
+        fake = await self._receive(request, None)
+        if request.method == "POST" and request.path.endswith(COUNT_TOKENS):
+            return await self._deliver(request, gemini_wire.render_count(fake))
         error = error_reply(
             404,
             "not_found_error",
@@ -177,8 +187,8 @@ class FakeUpstream(ThreadServed):
                 400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
             )
             return await self._deliver(request, self._render_error(provider, error))
-        if provider in ("openai", "bedrock_converse", "bedrock_invoke"):
-            fake.messages = list(body.get("messages") or [])
+        if provider in ("openai", "bedrock_converse", "bedrock_invoke", "gemini"):
+            fake.messages = list(body.get("contents" if provider == "gemini" else "messages") or [])
             return await self._answer(request, fake, provider)
         if provider == "openai_responses":
             fake.messages, missing = self.responses.resolve(body)
@@ -254,6 +264,8 @@ class FakeUpstream(ThreadServed):
             return anthropic_wire.render_message(reply, fake, self._ids, self._ids.next("msg_fake_"))
         if provider == "openai_responses":
             return responses_wire.render_message(reply, fake, self._ids)
+        if provider == "gemini":
+            return gemini_wire.render_message(reply, fake, self._ids)
         if provider == "bedrock_converse":
             return bedrock_wire.render_converse(reply, fake, self._ids)
         if provider == "bedrock_invoke":
@@ -265,6 +277,8 @@ class FakeUpstream(ThreadServed):
             return anthropic_wire.render_error(error, self._ids.next("req_fake_"))
         if provider in ("bedrock_converse", "bedrock_invoke"):
             return bedrock_wire.render_error(error, self._ids.next("req-fake-"))
+        if provider == "gemini":
+            return gemini_wire.render_error(error)
         return openai_wire.render_error(error, self._ids.next("req_fake_"))
 
     async def _deliver(

@@ -54,6 +54,8 @@ def record(
     GET /_tracekit/health.
     Amazon Bedrock: POST /model/ID/converse, /converse-stream, /invoke, /invoke-with-response-stream
     (docs/bedrock.md: SigV4 signs the host, so sign for UPSTREAM and send to the proxy).
+    Gemini: POST /v1beta/models/MODEL:generateContent and :streamGenerateContent; Azure OpenAI:
+    /openai/deployments/NAME/chat/completions, /openai/responses, /openai/v1/... (docs/gemini.md).
     Every other route is forwarded and recorded too (as http_exchange records, which replay answers); one
     that produces model output tracekit does not read is announced on stderr. At exit it prints how many
     sessions and exchanges it wrote.

@@ -23,17 +23,14 @@ Example::
 
 from __future__ import annotations
 
-import atexit
-import threading
 from collections.abc import Callable
-from dataclasses import astuple
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracekit.clients import ModelUse
 from tracekit.errors import JudgeCallError
-from tracekit.judge.judging import JudgeConfig, judge_client
+from tracekit.judge.judging import JudgeConfig, JudgePool, judge_client
 from tracekit.judge.prompt import ROUTE
 from tracekit.judge.transport import JudgeTransport
 from tracekit.judge.verdict import response_text
@@ -177,8 +174,7 @@ class DiagnosisJudge:
         self.transport.close()
 
 
-_JUDGES: dict[tuple[Any, ...], DiagnosisJudge] = {}
-_LOCK = threading.Lock()
+_JUDGES = JudgePool(DiagnosisJudge)
 
 
 def diagnosis_hook(config: JudgeConfig) -> DiagnosisHook:
@@ -186,22 +182,14 @@ def diagnosis_hook(config: JudgeConfig) -> DiagnosisHook:
     ``functools.partial`` of this is the picklable provider of ``AnalyzeSettings.diagnosis_judge``."""
 
     def hook(trace: Trace, findings: list[Finding], diagnosis: Diagnosis) -> DiagnosisJudgement:
-        key = astuple(config)
-        with _LOCK:
-            judge = _JUDGES.get(key) or _JUDGES.setdefault(key, DiagnosisJudge(config))
-        return judge.judge(trace, findings, diagnosis)
+        return _JUDGES.get(config).judge(trace, findings, diagnosis)
 
     return hook
 
 
-@atexit.register
 def close_diagnosis_judges() -> None:
     """Stop the judges this process made."""
-    with _LOCK:
-        judges = list(_JUDGES.values())
-        _JUDGES.clear()
-    for judge in judges:
-        judge.close()
+    _JUDGES.close()
 
 
 def _cut(text: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import re
+from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import unquote
 
@@ -61,19 +62,41 @@ def error_event_payload(error_type: str, message: str) -> tuple[str, bytes]:
     return name, orjson.dumps({"message": message})
 
 
-def parse_frames(splitter: FrameSplitter, chunk: bytes) -> list[EventMessage] | str:
-    """The messages ``chunk`` completes, or why the stream cannot be read (a broken length or CRC)."""
-    try:
-        messages = [decode_message(frame) for frame in splitter.feed(chunk)]
-    except EventStreamError as exc:
-        return str(exc)
-    return splitter.broken or messages
+class EventStreamParser(ABC):
+    """Event-stream bytes in, events out: subclasses say what each message means (``events``) and what bytes
+    that are not an event stream become (``broken``, given once; nothing is read after it).
 
+    Example: ``ConverseEventParser`` and ``InvokeEventParser``."""
 
-def broken_stream_event(reason: str) -> ServerSentEvent:
-    """The event a parser gives once for bytes that are not a valid event stream: the stream's error."""
-    return ServerSentEvent(data=orjson.dumps({"message": f"not a valid AWS event stream: {reason}"}).decode(),
-                           event="invalidStreamException")  # fmt: skip
+    def __init__(self) -> None:
+        self._splitter = FrameSplitter()
+        self._broken = False
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """The events ``chunk`` completes."""
+        if self._broken:
+            return []
+        try:
+            messages = [decode_message(frame) for frame in self._splitter.feed(chunk)]
+            reason = self._splitter.broken
+        except EventStreamError as exc:
+            reason = str(exc)
+        if reason:
+            self._broken = True
+            return [self.broken(f"not a valid AWS event stream: {reason}")]
+        return self.events(messages)
+
+    def close(self) -> list[ServerSentEvent]:
+        """Nothing: a partial message at the end is no event."""
+        return []
+
+    @abstractmethod
+    def events(self, messages: list[EventMessage]) -> list[ServerSentEvent]:
+        """The events the decoded ``messages`` carry."""
+
+    @abstractmethod
+    def broken(self, message: str) -> ServerSentEvent:
+        """The one event that ends a stream that is not a valid event stream."""
 
 
 class BedrockProvider(ProviderBase):

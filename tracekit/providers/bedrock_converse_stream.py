@@ -18,13 +18,8 @@ from typing import Any
 import orjson
 
 from tracekit.providers.base import AssemblerBase, event_object
-from tracekit.providers.bedrock_base import (
-    EXCEPTION_SUFFIX,
-    broken_stream_event,
-    error_event_payload,
-    parse_frames,
-)
-from tracekit.providers.eventstream import FrameSplitter, event_frame, exception_frame
+from tracekit.providers.bedrock_base import EXCEPTION_SUFFIX, EventStreamParser, error_event_payload
+from tracekit.providers.eventstream import EventMessage, event_frame, exception_frame
 from tracekit.providers.sse import ServerSentEvent
 from tracekit.trace.canonical import parse_json_arguments
 
@@ -32,29 +27,19 @@ from tracekit.trace.canonical import parse_json_arguments
 _PIECE = 64
 
 
-class ConverseEventParser:
+class ConverseEventParser(EventStreamParser):
     """Event-stream bytes in, one ``ServerSentEvent`` per message out: ``event`` is its ``:event-type`` (or
     ``:exception-type``), ``data`` its JSON payload. Bytes that are not an event stream end it with one
     ``invalidStreamException``."""
 
-    def __init__(self) -> None:
-        self._splitter = FrameSplitter()
-        self._broken = False
-
-    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        """The events ``chunk`` completes."""
-        if self._broken:
-            return []
-        messages = parse_frames(self._splitter, chunk)
-        if isinstance(messages, str):
-            self._broken = True
-            return [broken_stream_event(messages)]
+    def events(self, messages: list[EventMessage]) -> list[ServerSentEvent]:
+        """Each message as it is."""
         return [ServerSentEvent(data=message.payload.decode("utf-8", "replace"), event=message.event_type)
                 for message in messages]  # fmt: skip
 
-    def close(self) -> list[ServerSentEvent]:
-        """Nothing: a partial message at the end is no event."""
-        return []
+    def broken(self, message: str) -> ServerSentEvent:
+        """Bedrock's ``invalidStreamException``."""
+        return ServerSentEvent(data=orjson.dumps({"message": message}).decode(), event="invalidStreamException")
 
 
 class ConverseStreamAssembler(AssemblerBase):

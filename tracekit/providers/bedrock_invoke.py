@@ -20,29 +20,18 @@ from typing_extensions import Unpack
 
 from tracekit.providers import anthropic
 from tracekit.providers.base import Overrides, StreamAssembler, StreamParser, ToolResultRef
-from tracekit.providers.bedrock_base import BedrockProvider, broken_stream_event, error_event_payload, parse_frames
-from tracekit.providers.eventstream import FrameSplitter, event_frame, exception_frame
+from tracekit.providers.bedrock_base import BedrockProvider, EventStreamParser, error_event_payload
+from tracekit.providers.eventstream import EventMessage, event_frame, exception_frame
 from tracekit.providers.sse import ServerSentEvent, parse_sse
 from tracekit.trace.models import Content, Usage
 
 
-class InvokeEventParser:
+class InvokeEventParser(EventStreamParser):
     """Event-stream bytes in, the Messages API events they carry out (``chunk`` payloads base64-decoded); an
     ``exception`` message becomes the Messages API's ``error`` event."""
 
-    def __init__(self) -> None:
-        self._splitter = FrameSplitter()
-        self._broken = False
-
-    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        """The events ``chunk`` completes."""
-        if self._broken:
-            return []
-        messages = parse_frames(self._splitter, chunk)
-        if isinstance(messages, str):
-            self._broken = True
-            messages_event = broken_stream_event(messages)
-            return [_error_event(messages_event.event or "", messages_event.data)]
+    def events(self, messages: list[EventMessage]) -> list[ServerSentEvent]:
+        """The Messages API event of each ``chunk``; an ``error`` event for each exception."""
         events = []
         for message in messages:
             if message.message_type != "event":
@@ -58,9 +47,9 @@ class InvokeEventParser:
             events.append(ServerSentEvent(data=data, event=name if isinstance(name, str) else None))
         return events
 
-    def close(self) -> list[ServerSentEvent]:
-        """Nothing: a partial message at the end is no event."""
-        return []
+    def broken(self, message: str) -> ServerSentEvent:
+        """The Messages API's ``error`` event, of type ``invalidStreamException``."""
+        return _error_event("invalidStreamException", orjson.dumps({"message": message}).decode())
 
 
 def _error_event(exception_type: str, payload: str) -> ServerSentEvent:

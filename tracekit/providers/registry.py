@@ -18,9 +18,11 @@ from tracekit.entry_points import PROVIDERS as GROUP
 from tracekit.entry_points import load
 from tracekit.errors import PluginError
 from tracekit.providers import anthropic, openai, openai_responses
+from tracekit.providers.azure_openai import AZURE_CHAT, AZURE_RESPONSES
 from tracekit.providers.base import Provider
 from tracekit.providers.bedrock_converse import BedrockConverse
 from tracekit.providers.bedrock_invoke import BedrockInvoke
+from tracekit.providers.gemini import GEMINI
 
 PROVIDERS: dict[str, Provider] = {
     anthropic.NAME: anthropic,
@@ -69,6 +71,9 @@ def register_provider(provider: _Registered) -> _Registered:
 
 register_provider(BedrockConverse)
 register_provider(BedrockInvoke)
+register_provider(GEMINI)
+register_provider(AZURE_CHAT)
+register_provider(AZURE_RESPONSES)
 
 
 def load_installed() -> None:
