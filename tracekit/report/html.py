@@ -13,19 +13,24 @@ Layout of ``DIR``::
 Pages carry their CSS inline and draw the call graph as inline SVG; a Content-Security-Policy allows
 nothing else, so a page never runs a script or makes a request. The same input gives the same bytes:
 nothing depends on the clock, the machine or dict/set iteration of unordered data.
+
+A local folder is written through ``tracekit.output.staged_folder``: every page goes to a hidden staging
+folder first and the report moves into place when it is complete, index first; a run killed halfway leaves
+the previous report as it was. (A URL gets its pages uploaded one by one, the index last.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracekit.output import write_text
+from tracekit.output import staged_folder, write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
@@ -188,7 +193,46 @@ def write_html_report(
     redactor: Redactor | None = None,
 ) -> list[Path]:
     """Write every page of the report into ``out_dir`` (a folder or a URL: ``s3://bucket/report``, each page
-    uploaded whole); returns the files written (index first)."""
+    uploaded whole); returns the files written (index first). A local folder gets the report whole or not
+    at all (``tracekit.output.staged_folder``)."""
+    with _pages_into(out_dir) as into:
+        return _write_pages(out_dir, into, runs, results=results, results_name=results_name, cases=cases, load=load,
+                            comparison=comparison, baseline=baseline, baseline_name=baseline_name, pass_k=pass_k,
+                            page_size=page_size, redactor=redactor)  # fmt: skip
+
+
+def owned_by_report(name: str) -> bool:
+    """Whether an entry of a report folder is the HTML report's own (replaced or removed when a new report is
+    written there): the index, its further pages and the three page folders."""
+    return name == "index.html" or name in ("cases", "traces", "kinds") or re.fullmatch(r"runs-\d+\.html", name) is not None
+
+
+@contextlib.contextmanager
+def _pages_into(out_dir: str | Path) -> Iterator[str | Path]:
+    """Where the pages are written: a staging folder moved into place at the end, or a URL itself."""
+    if is_url(os.fspath(out_dir)):
+        yield out_dir
+        return
+    with staged_folder(out_dir, owned_by_report) as staging:
+        yield staging
+
+
+def _write_pages(
+    out_dir: str | Path,
+    into: str | Path,
+    runs: Sequence[Run],
+    *,
+    results: Results,
+    results_name: str,
+    cases: Mapping[str, CaseView],
+    load: TraceLoader,
+    comparison: GroupComparison | None,
+    baseline: BaselineDiff | None,
+    baseline_name: str,
+    pass_k: list[PassK],
+    page_size: int,
+    redactor: Redactor | None,
+) -> list[Path]:
     env = report_environment()
     links = SiteLinks(runs)
     version = results.tracekit
@@ -202,7 +246,8 @@ def write_html_report(
     def render(relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
         html = templates[template].render(root=root, **common, **context)
-        written.append(write_text(page_path(out_dir, relative), html, redactor))
+        write_text(page_path(into, relative), html, redactor, sweep=False)
+        written.append(page_path(out_dir, relative))
 
     summaries: dict[int, RunSummary] = {}
     for run in runs:
