@@ -32,7 +32,7 @@ from tracekit.diff.fields import FieldChange, field_changes
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
-from tracekit.report.html import _slug, page_path
+from tracekit.report.html import _slug, page_path, pages_into
 from tracekit.report.runs import RESULTS
 from tracekit.results.model import CheckEntry, ToolCallEntry, TraceResult
 from tracekit.storage import is_url
@@ -81,10 +81,18 @@ class DiffPages:
 def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name: str,
                     redactor: Redactor | None = None,
                     trace_dirs: tuple[str | Path | None, str | Path | None] = (None, None)) -> DiffPages:  # fmt: skip
-    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL).
+    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL); a local folder gets
+    them whole or not at all, as the report's (``tracekit.report.html.pages_into``).
 
     ``trace_dirs``: the folder each side's ``traces[].trace_file`` is relative to (None: the working
     directory), so that a pair page links each side's trace file."""
+    with pages_into(out_dir, lambda name: name in ("index.html", "pairs")) as into:
+        return _write_diff_pages(out_dir, into, diff, base_name, new_name, redactor, trace_dirs)
+
+
+def _write_diff_pages(out_dir: str | Path, into: str | Path, diff: Diff, base_name: str, new_name: str,
+                      redactor: Redactor | None,
+                      trace_dirs: tuple[str | Path | None, str | Path | None]) -> DiffPages:  # fmt: skip
     env = report_environment()
     outcome = DiffPages(out_dir)
     used: set[str] = set()
@@ -104,7 +112,8 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
         unchanged=[pair for pair in diff.pairs if pair.change == "unchanged"], limit=INDEX_ROWS,
         unchanged_limit=UNCHANGED_ROWS, summary=summarize, **common,
     )  # fmt: skip
-    outcome.files.append(write_text(page_path(out_dir, "index.html"), index, redactor))
+    write_text(page_path(into, "index.html"), index, redactor, sweep=False)
+    outcome.files.append(page_path(out_dir, "index.html"))
     template = env.get_template("diff_pair.html.j2")
     for pair in diff.pairs:
         page = outcome.pages.get(id(pair))
@@ -118,7 +127,8 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
                          "new": trace_href(now, trace_dirs[1], out_dir)},
             **common,
         )  # fmt: skip
-        outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
+        write_text(page_path(into, page), html, redactor, sweep=False)
+        outcome.files.append(page_path(out_dir, page))
     return outcome
 
 

@@ -160,9 +160,21 @@ class SiteLinks:
             self._traces[run.position] = slug
         self._cases: dict[str, str] = {}
 
+    def slug(self, run: Run) -> str:
+        """The run's name in file names and anchors: safe characters only, unique in the report."""
+        return self._traces[run.position]
+
     def trace(self, run: Run, root: str = "") -> str:
         """Link to a run's trace page."""
-        return f"{root}traces/{self._traces[run.position]}.html"
+        return f"{root}traces/{self.slug(run)}.html"
+
+    def row(self, run: Run) -> str | None:
+        """The id of a run's row in the traces table (None: rows have none; the trace page is the anchor)."""
+        return None
+
+    def describe(self, run: Run) -> str:
+        """The tooltip of a run's cell in the traces table."""
+        return run.label
 
     def case(self, case_id: str, root: str = "") -> str:
         """Link to a case page."""
@@ -195,7 +207,7 @@ def write_html_report(
     """Write every page of the report into ``out_dir`` (a folder or a URL: ``s3://bucket/report``, each page
     uploaded whole); returns the files written (index first). A local folder gets the report whole or not
     at all (``tracekit.output.staged_folder``)."""
-    with _pages_into(out_dir) as into:
+    with pages_into(out_dir, owned_by_report) as into:
         return _write_pages(out_dir, into, runs, results=results, results_name=results_name, cases=cases, load=load,
                             comparison=comparison, baseline=baseline, baseline_name=baseline_name, pass_k=pass_k,
                             page_size=page_size, redactor=redactor)  # fmt: skip
@@ -204,16 +216,18 @@ def write_html_report(
 def owned_by_report(name: str) -> bool:
     """Whether an entry of a report folder is the HTML report's own (replaced or removed when a new report is
     written there): the index, its further pages and the three page folders."""
-    return name == "index.html" or name in ("cases", "traces", "kinds") or re.fullmatch(r"runs-\d+\.html", name) is not None
+    return name in ("index.html", "cases", "traces", "kinds") or re.fullmatch(r"runs-\d+\.html", name) is not None
 
 
 @contextlib.contextmanager
-def _pages_into(out_dir: str | Path) -> Iterator[str | Path]:
-    """Where the pages are written: a staging folder moved into place at the end, or a URL itself."""
+def pages_into(out_dir: str | Path, owns: Callable[[str], bool]) -> Iterator[str | Path]:
+    """Where a set of pages for ``out_dir`` is written: a staging folder moved into place when the block ends
+    (``tracekit.output.staged_folder``; ``owns`` names the entries of ``out_dir`` that are the pages'), or the
+    URL itself (each page uploaded whole: object stores have no folders to swap)."""
     if is_url(os.fspath(out_dir)):
         yield out_dir
         return
-    with staged_folder(out_dir, owned_by_report) as staging:
+    with staged_folder(out_dir, owns) as staging:
         yield staging
 
 
@@ -287,16 +301,33 @@ def _write_pages(
         )
 
     ordered = failures_first(runs)
-    findings = findings_by_kind(runs)
-    modes = failure_modes_by_kind(runs)
-    outcomes = outcomes_by_value(runs)
-    for prefix, section, groups in (("finding", "findings", findings), ("mode", "failure-modes", modes),
-                                    ("outcome", "outcomes", outcomes)):  # fmt: skip
+    context = index_context(runs, ordered, results, comparison, baseline, baseline_name, pass_k)
+    for prefix, section, groups in (("finding", "findings", context["findings"]),
+                                    ("mode", "failure-modes", context["failure_modes"]),
+                                    ("outcome", "outcomes", context["outcomes"])):  # fmt: skip
         for group in groups:
             _write_list(render, links, prefix, section, group, page_size)
 
+    pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
+    for page in pages:
+        render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(ordered, page, page_size),
+               **context)
+    index = page_path(out_dir, "index.html")
+    return sorted(written, key=lambda path: (path != index, str(path)))
+
+
+def index_context(
+    runs: Sequence[Run],
+    ordered: Sequence[Run],
+    results: Results,
+    comparison: GroupComparison | None,
+    baseline: BaselineDiff | None,
+    baseline_name: str,
+    pass_k: list[PassK],
+) -> dict[str, Any]:
+    """What the index shows above the traces table (``ordered``: the runs in the table's order)."""
     summary = results.summary
-    index_context = {
+    return {
         "overall": overall_tally(summary),
         "unbound": sum(1 for run in runs if run.case_id is None),
         "dimensions": tally_by_dimension(summary, per_run=True),
@@ -305,9 +336,9 @@ def _write_pages(
         "baseline": baseline,
         "baseline_name": baseline_name,
         "pass_k": pass_k,
-        "findings": findings,
-        "failure_modes": modes,
-        "outcomes": outcomes,
+        "findings": findings_by_kind(runs),
+        "failure_modes": failure_modes_by_kind(runs),
+        "outcomes": outcomes_by_value(runs),
         "limit": TABLE_LIMIT,
         "inline_links": INLINE_LINKS,
         "change_badges": CHANGE_BADGES,
@@ -315,12 +346,6 @@ def _write_pages(
         "headline": Headline.of(ordered),
         "headline_runs": HEADLINE_RUNS,
     }
-    pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
-    for page in pages:
-        render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(ordered, page, page_size),
-               **index_context)
-    index = page_path(out_dir, "index.html")
-    return sorted(written, key=lambda path: (path != index, str(path)))
 
 
 def _write_list(
