@@ -112,10 +112,13 @@ def write_single_html(
     baseline_name: str,
     pass_k: list[PassK],
     redactor: Redactor | None = None,
-    embed_pages: int = EMBED_PAGES,
-    embed_bytes: int = EMBED_BYTES,
+    embed_pages: int | None = None,
+    embed_bytes: int | None = None,
 ) -> SingleReport:
-    """Write the single-file report to ``path`` (a local path or a URL), atomically."""
+    """Write the single-file report to ``path`` (a local path or a URL), atomically; ``embed_pages`` and
+    ``embed_bytes`` bound the embedded pages (default ``EMBED_PAGES`` and ``EMBED_BYTES``)."""
+    embed_pages = EMBED_PAGES if embed_pages is None else embed_pages
+    embed_bytes = EMBED_BYTES if embed_bytes is None else embed_bytes
     env = report_environment()
     links = SingleLinks(runs)
     ordered = failures_first(runs)
