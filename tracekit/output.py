@@ -98,7 +98,7 @@ def staged_folder(folder: str | Path, owns: Callable[[str], bool], first: tuple[
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
     sweep_abandoned(target, _STAGING)
-    staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{_OWNER}{os.getpid()}.", dir=target))
+    staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}.", dir=target))
     lock = os.open(staging, os.O_RDONLY)
     try:
         _lock(lock)
@@ -157,7 +157,7 @@ def sweep_abandoned(folder: Path, prefix: str) -> None:
 _OWNER = "tracekit-"
 _STAGING = ".tracekit-staging."
 #: What follows the prefix in the name of a temporary file or staging folder: the process id, mkstemp's part.
-_OWNED = re.compile(rf"{_OWNER}(\d+)\.\w+(?:\.tmp)?")
+_OWNED = re.compile(rf"(?:{_OWNER})?(\d+)\.\w+(?:\.tmp)?")
 
 
 def _abandoned(path: Path, pid: int) -> bool:
