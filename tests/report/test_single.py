@@ -165,9 +165,10 @@ def test_a_page_too_big_for_the_budget_is_left_out(report_inputs: dict[str, Any]
     results = _failing_copies(report_inputs, 2)
     first = _single(report_inputs, tmp_path / "all.html", results)
     assert len(first.embedded) == 2
-    monkeypatch.setattr(single_module, "EMBED_BYTES", 1000)  # less than one page
+    monkeypatch.setattr(single_module, "_SLACK", 0)
+    monkeypatch.setattr(single_module, "FILE_BYTES", first.path.stat().st_size - 1000)  # room for one page
     single = _single(report_inputs, tmp_path / "run.html", results)
-    assert single.embedded == [] and len(single.left_out) == 2
+    assert len(single.embedded) == 1 and len(single.left_out) == 1
     assert single.path.stat().st_size < first.path.stat().st_size
 
 

@@ -8,8 +8,9 @@ are rows only: their file is in the trace cell's tooltip (``tracekit show FILE``
 (``--html DIR``) has a page for every trace, case and finding kind.
 
 The embedded pages are bounded so the file stays attachable whatever the run's size: at most
-``EMBED_PAGES`` pages and ``EMBED_BYTES`` of them; a failing trace whose page would go past either is left
-out, and the file says how many were and how to see them. The table itself is never cut.
+``EMBED_PAGES`` of them, in the table's order, and only as many bytes as the summary and the table leave of
+``FILE_BYTES``; a failing trace whose page would go past either is left out (the next, smaller one may still
+fit), and the file says how many were and how to see them. The table itself is never cut.
 
 The same rules as every page (``tracekit.report.html``): CSS inline, call graphs as inline SVG, a
 Content-Security-Policy that allows nothing else, everything from a trace autoescaped; the ids of each
@@ -45,11 +46,16 @@ from tracekit.report.timeline import build_trace_view
 from tracekit.results.model import Results
 
 #: Failing traces whose full pages the file holds, at most: a reviewer reads the first ones, and 200
-#: pages of the usual size (20–50 kB) keep the file a few megabytes.
+#: pages of the usual size (10–50 kB) are a few megabytes.
 EMBED_PAGES = 200
-#: Bytes of embedded pages, at most, so that the whole file stays under the 25 MB GitHub accepts for an
-#: attachment (docs.github.com, "Attaching files") with room for the traces table (about 0.7 kB a row).
-EMBED_BYTES = 8_000_000
+#: The size the file keeps to, in bytes: the embedded pages get what the summary and the traces table leave
+#: of it. GitHub takes attachments of up to 25 MB (docs.github.com, "Attaching files"), zipped (it does not
+#: take .html); the rest is headroom. The table is never cut, so a run with more rows than fit (about 14,000
+#: failing ones, at 1.4 kB a row) makes a larger file with no page embedded.
+FILE_BYTES = 20_000_000
+#: Room kept for what changes between the measuring render and the final one (the note's numbers, the
+#: links of embedded traces: ``#trace-`` instead of ``#row-``).
+_SLACK = 64_000
 
 
 @dataclass
@@ -60,7 +66,7 @@ class SingleReport:
     embedded: list[Run] = field(default_factory=list)
     """Failing traces whose full pages are in the file, in the table's order."""
     left_out: list[Run] = field(default_factory=list)
-    """Failing traces whose pages are not, past ``EMBED_PAGES`` or ``EMBED_BYTES``."""
+    """Failing traces whose pages are not, past ``EMBED_PAGES`` or ``FILE_BYTES``."""
 
     def summary_line(self) -> str:
         """``review.html (149 failing traces' pages inside)``, and how many were left out."""
@@ -113,39 +119,43 @@ def write_single_html(
     pass_k: list[PassK],
     redactor: Redactor | None = None,
     embed_pages: int | None = None,
-    embed_bytes: int | None = None,
+    file_bytes: int | None = None,
 ) -> SingleReport:
     """Write the single-file report to ``path`` (a local path or a URL), atomically; ``embed_pages`` and
-    ``embed_bytes`` bound the embedded pages (default ``EMBED_PAGES`` and ``EMBED_BYTES``)."""
+    ``file_bytes`` bound the embedded pages (default ``EMBED_PAGES`` and ``FILE_BYTES``)."""
     embed_pages = EMBED_PAGES if embed_pages is None else embed_pages
-    embed_bytes = EMBED_BYTES if embed_bytes is None else embed_bytes
+    file_bytes = FILE_BYTES if file_bytes is None else file_bytes
     env = report_environment()
     links = SingleLinks(runs)
     ordered = failures_first(runs)
     context = index_context(runs, ordered, results, comparison, baseline, baseline_name, pass_k)
     common = {"links": links, "version": results.tracekit, "results_name": results_name, "RESULTS": RESULTS,
               "trace_columns": trace_columns(runs), "root": ""}  # fmt: skip
-    section = env.get_template("_single_trace.html.j2")
+    template, section = env.get_template("single.html.j2"), env.get_template("_single_trace.html.j2")
+    failing = context["headline"].failing
+
+    def page(sections: list[Markup], left_out: int) -> str:
+        return template.render(
+            page=1, pages=[PageLink(1, "#traces")], rows=ordered, page_first=1, page_last=len(ordered),
+            sections=sections, embedded=len(sections), left_out=left_out, embed_pages=embed_pages,
+            file_megabytes=file_bytes / 1e6, **common, **context,
+        )  # fmt: skip
+
+    room = file_bytes - _SLACK - (len(page([], len(failing)).encode("utf-8")) if failing else 0)
     single = SingleReport(Path(path))
     sections: list[Markup] = []
-    size = 0
-    for run in context["headline"].failing:
-        html = None
-        if len(sections) < embed_pages:
-            html = _section(section, common, links, run, len(sections) + 1, load, cases)
-        if html is None or size + len(html.encode("utf-8")) > embed_bytes:
+    for run in failing:
+        html = _section(section, common, links, run, len(sections) + 1, load, cases) \
+            if len(sections) < embed_pages else None
+        size = len(html.encode("utf-8")) if html is not None else 0
+        if html is None or size > room:
             single.left_out.append(run)
             continue
-        size += len(html.encode("utf-8"))
+        room -= size
         sections.append(html)
         single.embedded.append(run)
         links.embedded.add(run.position)
-    page = env.get_template("single.html.j2").render(
-        page=1, pages=[PageLink(1, "#traces")], rows=ordered, page_first=1, page_last=len(ordered),
-        sections=sections, embedded=len(single.embedded), left_out=len(single.left_out), embed_pages=embed_pages,
-        embed_megabytes=embed_bytes / 1e6, **common, **context,
-    )  # fmt: skip
-    single.path = write_text(path, page, redactor)
+    single.path = write_text(path, page(sections, len(single.left_out)), redactor)
     return single
 
 
