@@ -65,7 +65,8 @@ def main() -> None:
     small = workdir / "results-300.json"
     if not small.exists():
         subprocess.run([*tk, "analyze", str(ROOT / "recordings"), "--cases", str(ROOT / "cases"), "--no-progress",
-                        "--json", str(small)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                        "--json", str(small)], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)  # fmt: skip
     large = workdir / f"results-{args.large}.json"
     if not large.exists():
         corpus = workdir / f"traces-{args.large}"
@@ -114,8 +115,8 @@ def render(rows: list, load_before: float, load_after: float, args: argparse.Nam
         if kind == "single":
             lines.append(
                 f"| {label} | one file | {run} | {figures['wall']:.1f} | {figures['cpu']:.1f} | {figures['rss']:.0f} "
-                f"| {found['bytes'] / 1e6:.1f} | {found['table'] / 1e6:.1f} | {found['rows']:,} | {found['embedded']:,} "
-                f"| {found['embedded_bytes'] / 1e6:.1f} | {found['left_out']:,} |"
+                f"| {found['bytes'] / 1e6:.1f} | {found['table'] / 1e6:.1f} | {found['rows']:,} "
+                f"| {found['embedded']:,} | {found['embedded_bytes'] / 1e6:.1f} | {found['left_out']:,} |"
             )
         else:
             lines.append(
