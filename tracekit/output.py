@@ -99,14 +99,19 @@ def staged_folder(folder: str | Path, owns: Callable[[str], bool], first: tuple[
     target.mkdir(parents=True, exist_ok=True)
     sweep_abandoned(target, _STAGING)
     staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}.", dir=target))
-    lock = os.open(staging, os.O_RDONLY)
     try:
-        _lock(lock)
+        lock: int | None = os.open(staging, os.O_RDONLY)
+    except OSError:  # a folder that cannot be opened to lock (Windows): the process check alone decides
+        lock = None
+    try:
+        if lock is not None:
+            _lock(lock)
         yield staging
         _move_into(staging, target, owns, first)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-        os.close(lock)
+        if lock is not None:
+            os.close(lock)
 
 
 def _move_into(staging: Path, target: Path, owns: Callable[[str], bool], first: tuple[str, ...]) -> None:
