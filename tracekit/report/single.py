@@ -7,10 +7,11 @@ guard stopped), in the table's order, each linked from its row and its headline 
 are rows only: their file is in the trace cell's tooltip (``tracekit show FILE``), and the folder report
 (``--html DIR``) has a page for every trace, case and finding kind.
 
-The embedded pages are bounded so the file stays attachable whatever the run's size: at most
-``EMBED_PAGES`` of them, in the table's order, and only as many bytes as the summary and the table leave of
-``FILE_BYTES``; a failing trace whose page would go past either is left out (the next, smaller one may still
-fit), and the file says how many were and how to see them. The table itself is never cut.
+The embedded pages are bounded so the file stays attachable whatever the run's size: the first
+``EMBED_PAGES`` failing traces in the table's order are candidates, and each is embedded if its page fits in
+what the summary, the table and the pages before it leave of ``FILE_BYTES`` (a page that does not fit is
+left out; the next, smaller one may still fit). The file says how many were left out and how to see them.
+The table itself is never cut.
 
 The same rules as every page (``tracekit.report.html``): CSS inline, call graphs as inline SVG, a
 Content-Security-Policy that allows nothing else, everything from a trace autoescaped; the ids of each
@@ -45,8 +46,8 @@ from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import build_trace_view
 from tracekit.results.model import Results
 
-#: Failing traces whose full pages the file holds, at most: a reviewer reads the first ones, and 200
-#: pages of the usual size (10–50 kB) are a few megabytes.
+#: Failing traces whose full pages the file may hold (the first ones in the table's order): a reviewer reads
+#: the first ones, and 200 pages of the usual size (10–50 kB) are a few megabytes.
 EMBED_PAGES = 200
 #: The size the file keeps to, in bytes: the embedded pages get what the summary and the traces table leave
 #: of it. GitHub takes attachments of up to 25 MB (docs.github.com, "Attaching files"), zipped (it does not
@@ -144,9 +145,8 @@ def write_single_html(
     room = file_bytes - _SLACK - (len(page([], len(failing)).encode("utf-8")) if failing else 0)
     single = SingleReport(Path(path))
     sections: list[Markup] = []
-    for run in failing:
-        html = _section(section, common, links, run, len(sections) + 1, load, cases) \
-            if len(sections) < embed_pages else None
+    for tried, run in enumerate(failing):  # the first failing traces only: each one tried is read and drawn
+        html = _section(section, common, links, run, len(sections) + 1, load, cases) if tried < embed_pages else None
         size = len(html.encode("utf-8")) if html is not None else 0
         if html is None or size > room:
             single.left_out.append(run)
