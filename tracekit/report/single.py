@@ -39,7 +39,8 @@ from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
-from tracekit.report.html import PageLink, SiteLinks, TraceLoader, index_context, trace_columns, usage_reported
+from tracekit.report.html import PageLink, SiteLinks, TraceLoader, usage_reported
+from tracekit.report.index_view import index_context, trace_columns
 from tracekit.report.runs import RESULTS, Run, failures_first
 from tracekit.report.summary import PassK
 from tracekit.report.svg import render_call_graph
