@@ -52,8 +52,8 @@ from tracekit.results.model import Results
 EMBED_PAGES = 200
 #: The size the file keeps to, in bytes: the embedded pages get what the summary and the traces table leave
 #: of it. GitHub takes attachments of up to 25 MB (docs.github.com, "Attaching files"), zipped (it does not
-#: take .html); the rest is headroom. The table is never cut, so a run with more rows than fit (about 14,000
-#: failing ones, at 1.4 kB a row) makes a larger file with no page embedded.
+#: take .html); the rest is headroom. The table is never cut, so a run with more rows than fit (about 13,000
+#: failing ones, at 1.5 kB a row) makes a larger file with no page embedded.
 FILE_BYTES = 20_000_000
 #: Room kept for what changes between the measuring render and the final one (the note's numbers, the
 #: links of embedded traces: ``#trace-`` instead of ``#row-``).
