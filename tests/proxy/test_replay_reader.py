@@ -73,7 +73,7 @@ def _records(tag: str) -> list[BaseModel]:
         _call(7, "anthropic", {"model": "m1", "messages": [*hello, *hello]}, fault=True),
         _call(8, "anthropic", {"model": "m1", "messages": []}, replay_miss=True),
         _call(9, "anthropic", {"model": "m1", "messages": longer[:2]}, from_attempts=True),
-        _call(10, "gemini", {"model": "x", "contents": []}),
+        _call(10, "unknown_wire", {"model": "x", "contents": []}),  # a provider not installed: skipped
         _call(11, "anthropic", {"model": "m1"}, request_key=None),
         ErrorRecord(source="transport", message="timeout", model_call=3, attempt=1, provider="openai",
                     request_key="k-timeout", transport="read_timeout", sse="data: {}\n\n", event_offsets_ms=[5],

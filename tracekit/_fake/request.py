@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
-Provider = Literal["anthropic", "openai", "openai_responses"]
+Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke", "gemini"]
+#: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
+PATH_ROUTED = ("bedrock_converse", "bedrock_invoke")
 
 
 @dataclass
@@ -30,15 +33,26 @@ class FakeRequest:
     provider: Provider | None
     query: Mapping[str, str] = field(default_factory=dict)
     messages: Sequence[Any] = field(default_factory=list)
+    raw_path: str = ""
+    """The path as it came on the wire, percent-encoding kept (what a SigV4 signature covers)."""
 
     @property
     def stream(self) -> bool:
-        """Whether the request asked for an SSE stream."""
+        """Whether the request asked for a stream (SSE, or Bedrock's event stream: the path says so)."""
+        if self.provider in PATH_ROUTED:
+            return self.path.rstrip("/").endswith("-stream")
+        if self.provider == "gemini":  # ``/{version}/models/{model}:streamGenerateContent``
+            return self.path.endswith(":streamGenerateContent")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def model(self) -> str:
-        """The requested model (empty when absent)."""
+        """The requested model (empty when absent; Bedrock's is in the path, ``/model/{modelId}/...``)."""
+        if self.provider in PATH_ROUTED:
+            parts = (self.raw_path or self.path).split("/")  # (encoded: an ARN model id holds a ``%2F``)
+            return unquote(parts[2]) if len(parts) > 3 and parts[1] == "model" else ""
+        if self.provider == "gemini":
+            return self.path.rpartition("/models/")[2].partition(":")[0]
         model = self.body.get("model") if isinstance(self.body, dict) else None
         return model if isinstance(model, str) else ""
 
@@ -58,9 +72,10 @@ class FakeRequest:
 
     @property
     def assistant_turns(self) -> int:
-        """How many assistant messages the conversation (``messages``) already holds (for the Responses API:
-        runs of consecutive assistant-side items, one response's output being one run)."""
-        if self.provider == "openai_responses":
+        """How many assistant messages the conversation (``messages``) already holds (for the Responses API and
+        Gemini: runs of consecutive assistant-side items, one response's output being one run)."""
+        if self.provider in ("openai_responses", "gemini"):
+            # (google-genai's chat sends a streamed reply back as one ``model`` Content per chunk)
             sides = [_assistant_side(item) for item in self.messages]
             return sum(1 for i, side in enumerate(sides) if side and (i == 0 or not sides[i - 1]))
         return sum(
@@ -69,9 +84,12 @@ class FakeRequest:
 
 
 def _assistant_side(item: Any) -> bool:
-    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call``."""
+    """Whether a Responses item is model output: an assistant message, a reasoning item or a ``*_call`` (or a
+    Gemini ``model`` Content)."""
     if not isinstance(item, dict):
         return False
+    if item.get("role") == "model":
+        return True
     kind = item.get("type")
     if kind in (None, "message"):
         return item.get("role") == "assistant"

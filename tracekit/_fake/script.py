@@ -16,16 +16,16 @@ from tracekit._fake.request import FakeRequest, Provider
 ReplyLike = Reply | str
 ScriptFunction = Callable[[FakeRequest], ReplyLike]
 
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai_responses")
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai_responses", "gemini")
 
 
 class Script:
     """Replies for the fake upstream.
 
     ``Script([r1, r2])`` answers every route in order; ``Script(anthropic=[...], openai=[...],
-    openai_responses=[...])`` keeps one queue per provider (a provider without its own queue takes from the
-    shared one); ``Script(function=f)`` asks ``f(request)`` each time. A request that finds no reply left gets a 500
-    ``api_error`` with ``x-should-retry: false`` that says so, and is counted in ``exhausted``.
+    openai_responses=[...], gemini=[...])`` keeps one queue per provider (a provider without its own queue takes
+    from the shared one); ``Script(function=f)`` asks ``f(request)`` each time. A request that finds no reply
+    left gets a 500 ``api_error`` with ``x-should-retry: false`` that says so, and is counted in ``exhausted``.
     """
 
     def __init__(
@@ -36,11 +36,14 @@ class Script:
         openai: Sequence[ReplyLike] | None = None,
         function: ScriptFunction | None = None,
         openai_responses: Sequence[ReplyLike] | None = None,
+        gemini: Sequence[ReplyLike] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._shared: deque[ReplyLike] = deque(replies)
         self._by_provider: dict[str, deque[ReplyLike]] = {}
-        for provider, queue in (("anthropic", anthropic), ("openai", openai), ("openai_responses", openai_responses)):
+        queues = (("anthropic", anthropic), ("openai", openai), ("openai_responses", openai_responses),
+                  ("gemini", gemini))  # fmt: skip
+        for provider, queue in queues:
             if queue is not None:
                 self._by_provider[provider] = deque(queue)
         self._function = function
@@ -59,11 +62,10 @@ class Script:
         if isinstance(value, Mapping):
             unknown = sorted(set(value) - {"replies", *PROVIDERS})
             if unknown:
-                raise ValueError(
-                    f"unknown script keys {unknown}; expected 'replies', 'anthropic', 'openai', 'openai_responses'"
-                )
+                expected = ", ".join(f"'{key}'" for key in ("replies", *PROVIDERS))
+                raise ValueError(f"unknown script keys {unknown}; expected {expected}")
             return cls(value.get("replies", ()), anthropic=value.get("anthropic"), openai=value.get("openai"),
-                       openai_responses=value.get("openai_responses"))
+                       openai_responses=value.get("openai_responses"), gemini=value.get("gemini"))
         if isinstance(value, str):
             raise TypeError("a script is a list of replies, not one string; wrap it in a list")
         return cls(value)

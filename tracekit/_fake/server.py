@@ -14,32 +14,44 @@ from functools import partial
 import orjson
 from aiohttp import web
 
-from tracekit._fake import anthropic_wire, openai_wire, responses_wire
+from tracekit._fake import anthropic_wire, bedrock_wire, gemini_wire, openai_wire, responses_wire
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.response_store import ResponseStore
+from tracekit._fake.responses_socket import serve_socket
 from tracekit._fake.script import Script, ScriptLike
 from tracekit._fake.threads import ThreadStore
 from tracekit._fake.wire import FakeIds, WireResponse
 from tracekit.constants import HEALTH_PATH
 from tracekit.loop_thread import LoopThread, ThreadServed
+from tracekit.providers.azure_openai import AZURE_CHAT, AZURE_RESPONSES
+from tracekit.providers.gemini import GEMINI
 
 ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai_responses",
+    "/model/{model}/{operation:converse|converse-stream}": "bedrock_converse",
+    "/model/{model}/{operation:invoke|invoke-with-response-stream}": "bedrock_invoke",
+    GEMINI.ROUTE: "gemini",
+    AZURE_CHAT.ROUTE: "openai",
+    AZURE_RESPONSES.ROUTE: "openai_responses",
 }
 SERVER_HEADER = "tracekit-fake-upstream"
+#: Gemini's ``countTokens`` (``.../models/{model}:countTokens``): answered with a fake count, not scripted.
+COUNT_TOKENS = ":countTokens"
 
 
 class FakeUpstream(ThreadServed):
     """A scripted fake of the Anthropic Messages, OpenAI Chat Completions and OpenAI Responses APIs on loopback.
 
-    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and
-    ``POST /v1/conversations`` for the conversations it keeps) and
+    Serves ``POST /v1/messages``, ``POST /v1/chat/completions``, ``POST /v1/responses`` (and its WebSocket
+    mode, ``GET /v1/responses`` upgraded: ``responses_socket``), ``POST /v1/conversations`` for the
+    conversations it keeps, and
     ``GET /_tracekit/health``. Every request
     (health checks aside) is appended to ``requests`` before it is answered. Ids and fake token counts are
-    deterministic per instance. Example::
+    deterministic per instance. Gemini's ``/{version}/models/{model}:generateContent``, ``:streamGenerateContent``
+    and ``:countTokens``, and Azure OpenAI's paths of the two OpenAI routes, are served too. Example::
 
         with FakeUpstream([text_reply("你好")]) as up:
             client = anthropic.Anthropic(base_url=up.url, api_key="x")
@@ -56,11 +68,15 @@ class FakeUpstream(ThreadServed):
         self.threads = ThreadStore()
         #: Stored Responses API responses, for ``previous_response_id``.
         self.responses = ResponseStore()
+        #: Client events on a Responses WebSocket other than ``response.create`` (parsed; None when not JSON).
+        self.socket_events: list[object] = []
         self._requested_port = port
         self._port: int | None = None
-        self._ids = FakeIds()
+        self.ids = FakeIds()
+        """The deterministic id counters of this instance."""
         self._runner: web.AppRunner | None = None
         self._thread: LoopThread | None = None
+        self._route_of: dict[object, Provider] = {}
 
     # -- addresses ---------------------------------------------------------------------------------------
 
@@ -92,8 +108,9 @@ class FakeUpstream(ThreadServed):
         """The aiohttp application (to run it some other way, e.g. with aiohttp's test server)."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get(HEALTH_PATH, self._health)
-        for path in ROUTES:
-            app.router.add_post(path, self._serve)
+        for path, provider in ROUTES.items():
+            self._route_of[app.router.add_post(path, self._serve).resource] = provider
+        app.router.add_get("/v1/responses", self._responses_socket)
         app.router.add_post("/v1/conversations", self._create_conversation)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
@@ -150,13 +167,20 @@ class FakeUpstream(ThreadServed):
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "fake_upstream": True})
 
+    async def _responses_socket(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("upgrade", "").lower() != "websocket":
+            return await self._not_found(request)
+        return await serve_socket(self, request)
+
     async def _create_conversation(self, request: web.Request) -> web.Response:
         """``POST /v1/conversations`` (the Responses API's kept conversations): always answered, not scripted."""
         fake = await self._receive(request, None)
         return web.json_response(self.responses.create_conversation(fake.body if isinstance(fake.body, dict) else {}))
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
-        await self._receive(request, None)
+        fake = await self._receive(request, None)
+        if request.method == "POST" and request.path.endswith(COUNT_TOKENS):
+            return await self._deliver(request, gemini_wire.render_count(fake))
         error = error_reply(
             404,
             "not_found_error",
@@ -166,7 +190,7 @@ class FakeUpstream(ThreadServed):
         return await self._deliver(request, self._render_error("anthropic", error))
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
-        provider = ROUTES[request.path]
+        provider = self._route_of[request.match_info.route.resource]
         fake = await self._receive(request, provider)
         body = fake.body
         if not isinstance(body, dict):
@@ -174,8 +198,8 @@ class FakeUpstream(ThreadServed):
                 400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
             )
             return await self._deliver(request, self._render_error(provider, error))
-        if provider == "openai":
-            fake.messages = list(body.get("messages") or [])
+        if provider in ("openai", "bedrock_converse", "bedrock_invoke", "gemini"):
+            fake.messages = list(body.get("contents" if provider == "gemini" else "messages") or [])
             return await self._answer(request, fake, provider)
         if provider == "openai_responses":
             fake.messages, missing = self.responses.resolve(body)
@@ -209,6 +233,7 @@ class FakeUpstream(ThreadServed):
             raw=raw,
             provider=provider,
             query=dict(request.query),
+            raw_path=request.raw_path.split("?", 1)[0],
         )
         self.requests.append(fake)
         return fake
@@ -247,15 +272,25 @@ class FakeUpstream(ThreadServed):
 
     def _render_message(self, provider: Provider, reply: MessageReply, fake: FakeRequest) -> WireResponse:
         if provider == "anthropic":
-            return anthropic_wire.render_message(reply, fake, self._ids, self._ids.next("msg_fake_"))
+            return anthropic_wire.render_message(reply, fake, self.ids, self.ids.next("msg_fake_"))
         if provider == "openai_responses":
-            return responses_wire.render_message(reply, fake, self._ids)
-        return openai_wire.render_message(reply, fake, self._ids)
+            return responses_wire.render_message(reply, fake, self.ids)
+        if provider == "gemini":
+            return gemini_wire.render_message(reply, fake, self.ids)
+        if provider == "bedrock_converse":
+            return bedrock_wire.render_converse(reply, fake, self.ids)
+        if provider == "bedrock_invoke":
+            return bedrock_wire.render_invoke(reply, fake, self.ids)
+        return openai_wire.render_message(reply, fake, self.ids)
 
     def _render_error(self, provider: Provider, error: ErrorReply) -> WireResponse:
         if provider == "anthropic":
-            return anthropic_wire.render_error(error, self._ids.next("req_fake_"))
-        return openai_wire.render_error(error, self._ids.next("req_fake_"))
+            return anthropic_wire.render_error(error, self.ids.next("req_fake_"))
+        if provider in ("bedrock_converse", "bedrock_invoke"):
+            return bedrock_wire.render_error(error, self.ids.next("req-fake-"))
+        if provider == "gemini":
+            return gemini_wire.render_error(error)
+        return openai_wire.render_error(error, self.ids.next("req_fake_"))
 
     async def _deliver(
         self,

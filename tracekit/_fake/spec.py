@@ -1,7 +1,7 @@
 """Script files: a YAML (safe loading) or JSON list of reply specs, for ``tracekit fake-upstream``.
 
-A file holds a list (shared by all routes) or a mapping with ``replies``, ``anthropic``, ``openai`` and/or
-``openai_responses`` lists. Each entry is a string (a text reply) or a mapping::
+A file holds a list (shared by all routes) or a mapping with ``replies``, ``anthropic``, ``openai``,
+``openai_responses`` and/or ``gemini`` lists. Each entry is a string (a text reply) or a mapping::
 
     - 你好                                   # text reply
     - text: 我查一下。                        # text, then tool calls (parallel when several)
@@ -39,7 +39,7 @@ from tracekit._fake.replies import (
     error_reply,
     text_reply,
 )
-from tracekit._fake.script import Script
+from tracekit._fake.script import PROVIDERS, Script
 from tracekit.errors import ScriptError
 from tracekit.safe_yaml import safe_load_yaml
 
@@ -218,12 +218,10 @@ def script_from_data(
     if isinstance(data, list):
         queues = {"replies": data}
     elif isinstance(data, dict):
-        unknown = sorted(str(key) for key in data if key not in ("replies", "anthropic", "openai", "openai_responses"))
+        unknown = sorted(str(key) for key in data if key not in ("replies", *PROVIDERS))
         if unknown:
-            raise ScriptError(
-                f"{source}: unknown top-level keys {unknown}; "
-                "expected 'replies', 'anthropic', 'openai', 'openai_responses'"
-            )
+            expected = ", ".join(f"'{key}'" for key in ("replies", *PROVIDERS))
+            raise ScriptError(f"{source}: unknown top-level keys {unknown}; expected {expected}")
         queues = data
     else:
         raise ScriptError(f"{source}: a script is a list of replies or a mapping of lists by provider")
@@ -234,7 +232,7 @@ def script_from_data(
         replies[queue] = [_entry(entry, queue, i, source, lines or {}) for i, entry in enumerate(entries)]
     return Script(
         replies.get("replies", []), anthropic=replies.get("anthropic"), openai=replies.get("openai"),
-        openai_responses=replies.get("openai_responses"),
+        openai_responses=replies.get("openai_responses"), gemini=replies.get("gemini"),
     )
 
 

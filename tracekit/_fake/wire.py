@@ -81,7 +81,8 @@ def tool_input_json(tool_use: ToolUse) -> str:
 def input_tokens(request: FakeRequest) -> int:
     """The fake input token count of ``request``'s prompt (system, tools, full messages)."""
     body = request.body if isinstance(request.body, dict) else {}
-    system = body.get("system") or body.get("instructions")  # the Responses API's system prompt
+    # The Responses API's system prompt is ``instructions``, Gemini's ``systemInstruction``.
+    system = body.get("system") or body.get("instructions") or body.get("systemInstruction")
     prompt = {"system": system, "tools": body.get("tools"), "messages": list(request.messages)}
     return fake_tokens(dumps(prompt).decode())
 

@@ -30,12 +30,17 @@ if TYPE_CHECKING:
 def fake_upstream(script_path: Path, host: str, port: int) -> None:
     """Serve POST /v1/messages, /v1/chat/completions and /v1/responses from a script, for tests.
 
+    Also Amazon Bedrock's POST /model/ID/converse, /converse-stream, /invoke and
+    /invoke-with-response-stream (docs/bedrock.md).
+    Also Gemini's POST /v1beta/models/MODEL:generateContent, :streamGenerateContent and :countTokens, and
+    Azure OpenAI's paths of the OpenAI routes (docs/gemini.md).
+
     Prints the base URL on the first line of standard output once it listens. Stops and exits 0 on
     SIGTERM or SIGINT; prints how many requests it served to standard error. A script that cannot be
     used is refused with its file, line and field (exit 2).
 
     The script is a list of replies, used once each in the order requests arrive (or a mapping of
-    such lists: anthropic, openai, openai_responses, replies). A reply is a string (a text answer) or
+    such lists: anthropic, openai, openai_responses, gemini, replies). A reply is a string (a text answer) or
     a mapping of: text; thinking; tool_use ({name, input} or a list of them); content (blocks in
     order); stop_reason; model; usage; chunk_size; delay ({first_byte, per_event} seconds); headers;
     error ({status, should_retry, retry_after_ms, ...}: an HTTP error instead); fault (reset, or

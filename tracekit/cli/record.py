@@ -50,8 +50,13 @@ def record(
 ) -> None:
     """Forward model API requests to UPSTREAM and record every exchange.
 
-    Serves POST /v1/messages (Anthropic), POST /v1/chat/completions and POST /v1/responses (OpenAI) and
-    GET /_tracekit/health.
+    Serves POST /v1/messages (Anthropic), POST /v1/chat/completions and POST /v1/responses (OpenAI), the
+    Responses API's WebSocket mode (GET /v1/responses upgraded: each response.create is one model call)
+    and GET /_tracekit/health. Other WebSockets are relayed frame by frame and recorded raw.
+    Amazon Bedrock: POST /model/ID/converse, /converse-stream, /invoke, /invoke-with-response-stream
+    (docs/bedrock.md: SigV4 signs the host, so sign for UPSTREAM and send to the proxy).
+    Gemini: POST /v1beta/models/MODEL:generateContent and :streamGenerateContent; Azure OpenAI:
+    /openai/deployments/NAME/chat/completions, /openai/responses, /openai/v1/... (docs/gemini.md).
     Every other route is forwarded and recorded too (as http_exchange records, which replay answers); one
     that produces model output tracekit does not read is announced on stderr. At exit it prints how many
     sessions and exchanges it wrote.

@@ -53,8 +53,10 @@ def replay(
     max_body_bytes: int,
     guard_file: str | None,
 ) -> None:
-    """Answer POST /v1/messages, /v1/chat/completions, /v1/responses and every other recorded route from the
-    traces in DIRECTORY.
+    """Answer POST /v1/messages, /v1/chat/completions, /v1/responses (and its WebSocket mode) and every other
+    recorded route from the traces in DIRECTORY (Amazon Bedrock's /model/ID/converse, /invoke and their
+    streams, Gemini's /v1beta/models/MODEL:generateContent and :streamGenerateContent, Azure OpenAI's
+    /openai/... paths too).
 
     Requests match recordings by a ladder (docs/replay.md), each answer saying which rung in its
     x-tracekit-replay-match header and the exit line counting them: `exact` (a canonical key of the

@@ -62,8 +62,12 @@ SEMCONV_VERSION = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 
 # tracekit's provider names that are an API of a provider the conventions name: the Responses API is
-# OpenAI's ("gen_ai.provider.name" well-known values, semantic conventions 1.41: openai, anthropic, ...).
-_SEMCONV_PROVIDER = {"openai_responses": "openai"}
+# OpenAI's, Converse and InvokeModel are Amazon Bedrock's, the Gemini API is gcp.gemini, OpenAI's formats on
+# Azure are azure.ai.openai ("gen_ai.provider.name" well-known values, semantic conventions 1.41: openai,
+# anthropic, aws.bedrock, gcp.gemini, azure.ai.openai, ...).
+_SEMCONV_PROVIDER = {"openai_responses": "openai", "bedrock_converse": "aws.bedrock", "bedrock_invoke": "aws.bedrock",
+                     "gemini": "gcp.gemini", "azure_openai": "azure.ai.openai",
+                     "azure_openai_responses": "azure.ai.openai"}  # fmt: skip
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3

@@ -1,8 +1,12 @@
 """Wire formats of model APIs: the one seam between tracekit and a model API's bytes (``base.Provider``).
 
 ``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
-``openai_responses`` serves ``POST /v1/responses``; a new format subclasses ``ProviderBase`` and is
-registered with ``@register_provider`` or the entry-point group ``tracekit.providers`` (``registry``).
+``openai_responses`` serves ``POST /v1/responses`` (both also on Azure OpenAI's paths: ``azure_openai``);
+``bedrock_converse`` and ``bedrock_invoke`` serve Amazon Bedrock's ``POST /model/{modelId}/converse`` and
+``/invoke`` (and their streams, AWS event streams: ``eventstream``); ``gemini`` serves
+``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``; a new format subclasses
+``ProviderBase`` and is registered with ``@register_provider`` or the entry-point group ``tracekit.providers``
+(``registry``).
 
 Example::
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 from tracekit.providers import anthropic, openai, openai_responses
 from tracekit.providers.base import Provider, StreamAssembler, ToolResultRef
 from tracekit.providers.defaults import ProviderBase
+from tracekit.providers.gemini import GEMINI as gemini
 from tracekit.providers.registry import (
     PROVIDERS,
     get_provider,
@@ -45,6 +50,7 @@ __all__ = [
     "anthropic",
     "encode_event",
     "encode_json_event",
+    "gemini",
     "get_provider",
     "iter_sse",
     "load_installed",

@@ -104,10 +104,18 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")
     if proxy.index is not None:
+        for rung, where in proxy.loose_matches[:LISTED_MATCHES]:
+            echo(f"tracekit replay: {rung:<8} answered from {where}")
+        if len(proxy.loose_matches) > LISTED_MATCHES:
+            echo(f"tracekit replay: ... and {len(proxy.loose_matches) - LISTED_MATCHES} more not answered exactly")
         echo(replay_summary(proxy.matches, proxy.misses))
     recorder = proxy.tracker.recorder
     if recorder is not None and (config.mode == "record" or recorder.stats.exchanges):
         echo(recording_summary(config.mode, recorder.stats, recorder.out_dir))
+
+
+#: Requests answered by a rung other than ``exact`` that replay lists by name at exit.
+LISTED_MATCHES = 50
 
 
 def replay_summary(matches: Mapping[str, int], misses: list[str]) -> str:

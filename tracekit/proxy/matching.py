@@ -88,9 +88,12 @@ def _rule(client: str, marker: str, *patterns: str) -> ClientRule:
 
 
 # What each client puts in a request that changes on every run (seen in real recordings of the clients
-# named; the Codex CLI 0.171 `codex exec` on the Responses API sends all of these).
+# named; the Codex CLI 0.171 `codex exec` on the Responses API sends all of these, over HTTP and over its
+# WebSocket, where each input item also carries ``internal_chat_message_metadata_passthrough``: a turn id and
+# a creation time).
 BUILTIN_RULES: tuple[ClientRule, ...] = (
-    _rule("codex", "client_metadata", "client_metadata", "prompt_cache_key", "input[*].id"),
+    _rule("codex", "client_metadata", "client_metadata", "prompt_cache_key", "input[*].id",
+          "input[*].internal_chat_message_metadata_passthrough"),
     _rule("openai-prompt-cache", "prompt_cache_key", "prompt_cache_key"),
     _rule("anthropic-metadata", "metadata", "metadata.session_id"),
 )
@@ -158,13 +161,15 @@ class MatchRules:
 
 #: Values that look generated rather than meant, masked before the ``session`` rung compares two requests:
 #: UUIDs, prefixed object ids (``msg_...``, ``call_...``), timestamps, runs of hex digits holding both a digit
-#: and a letter, and the token after an ``ID:`` label (the Codex CLI's ``Chunk ID: 3f9a1c``).
+#: and a letter, the token after an ``ID:`` label (the Codex CLI's ``Chunk ID: 3f9a1c``), and a measured
+#: duration with a fraction (its ``Wall time: 0.0284 seconds``).
 _VOLATILE_TEXT = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"|\b(?:msg|call|fc|rs|resp|req|run|toolu|chatcmpl|item)_[A-Za-z0-9]{6,}\b"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
-    r"|(?<=\bID: )[A-Za-z0-9]{4,}\b",
+    r"|(?<=\bID: )[A-Za-z0-9]{4,}\b"
+    r"|\b\d+\.\d+(?= ?(?:s|ms|sec|secs|seconds?|milliseconds?)\b)",
     re.IGNORECASE,
 )
 

@@ -112,6 +112,13 @@ class OtherRoutes:
         answer = await self.upstream.request(incoming.method, incoming.path, incoming.query, raw, headers)
         return await self._pass_on(request, incoming, answer, replayed=False)
 
+    def first_time(self, method: str, path: str) -> bool:
+        """Whether this route is announced for the first time (each is announced on stderr once)."""
+        if (method, path) in self._announced:
+            return False
+        self._announced.add((method, path))
+        return True
+
     def _miss(self, request: web.Request, incoming: _Incoming) -> web.Response:
         recorded = self.index.other.values() if self.index is not None else ()
         route = (incoming.method, incoming.path)
@@ -197,9 +204,7 @@ class OtherRoutes:
         named = incoming.headers.get(SESSION_HEADER)
         session = self.registry.named_session(named, self.redactor.redact_text(named)) if named else None
         where = self.recorder.record_other(session, record)
-        route = (incoming.method, incoming.path)
-        if model_output and not replayed and route not in self._announced:
-            self._announced.add(route)
+        if model_output and not replayed and self.first_time(incoming.method, incoming.path):
             log.warning("tracekit: %s %s answers with model output that tracekit does not read; it is recorded raw "
                         "in %s (replay gives it back; analyze does not see it)", incoming.method, incoming.path,
                         where.name if where is not None else "the recording")  # fmt: skip

@@ -58,6 +58,7 @@ def model_call(exchange: Exchange, outcome: Outcome) -> ModelCall:
         fault=True if source == "fault" else None,
         replay_miss=True if source == "miss" else None,
         replayed=True if source == "recording" else None,
+        websocket=True if exchange.websocket else None,
         transport=received.failure,
         request_parse_error=exchange.request.parse_error,
         response_raw=outcome.response_raw,

@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,10 +124,15 @@ class ParsedRequest:
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    upstream_path: str | None = None
+    """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
-    """Parse a model request (``headers`` as ``clean_headers`` made them)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
+                 upstream_path: str | None = None, resolve: Callable[[Any], Any] | None = None) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them; ``upstream_path``: the path as sent,
+    when it is not ``route``; ``resolve`` gives the body the conversation is read from: ``item_references``,
+    earlier output items named by id, in their place)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -141,9 +146,10 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         key=request_key(route, body, raw),
         stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
-        conversation=derive_conversation(provider, body),
+        conversation=derive_conversation(provider, resolve(body) if resolve is not None else body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        upstream_path=upstream_path if upstream_path and upstream_path != route else None,
     )
 
 

@@ -33,6 +33,7 @@ from tracekit.constants import HEALTH_PATH
 from tracekit.intercepts import InterceptConfig
 from tracekit.providers import routes
 from tracekit.providers.base import Provider
+from tracekit.providers.openai_responses import NAME as RESPONSES_NAME
 from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.exchange import Exchange
@@ -46,6 +47,7 @@ from tracekit.proxy.observers import (
 )
 from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.other_routes import OtherRoutes
+from tracekit.proxy.other_sockets import relay_socket
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.refusals import no_route, too_large
 from tracekit.proxy.relay import Ending, relay
@@ -53,6 +55,7 @@ from tracekit.proxy.replayer import ReplayIndex, miss_answer, recorded_answer
 from tracekit.proxy.request import clean_headers, read_request
 from tracekit.proxy.request_secrets import LearntSecrets, SecretFields, register_query_secrets
 from tracekit.proxy.tracking import ExchangeTracker
+from tracekit.proxy.websocket import ResponsesSocket, is_websocket_upgrade
 from tracekit.redact import Redactor, default_redactor
 
 log = logging.getLogger(__name__)
@@ -143,6 +146,7 @@ class Proxy:
         check_config(config)  # before anything (an output folder) is created
         self.routes: dict[str, Provider] = routes()
         """Each provider's model endpoint (installed wire formats included) -> the provider."""
+        self._by_resource: dict[object, Provider] = {}
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -174,6 +178,8 @@ class Proxy:
         self.other_routes.max_kept = config.max_kept_stream_bytes
         self.matches: Counter[str] = Counter()
         """Model requests answered from recordings, by the rung of the replay ladder that matched."""
+        self.loose_matches: list[tuple[str, str]] = []
+        """(rung, recording) of every model request a rung other than ``exact`` answered, in order."""
         self.misses: list[str] = self.other_routes.misses
         """Every replay miss's message (model routes and other routes), in order."""
         self._closed = False
@@ -193,8 +199,9 @@ class Proxy:
                               middlewares=[self._note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
-        for route in self.routes:
-            app.router.add_post(route, self._handle)
+        for route, provider in self.routes.items():
+            # A route may be a pattern (``/model/{model}/converse``): the provider is found by its resource.
+            self._by_resource[app.router.add_post(route, self._handle).resource] = provider
         app.router.add_route("*", "/{tail:.*}", self._other_route)
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
@@ -296,7 +303,7 @@ class Proxy:
             log.warning("tracekit: refused a chunked body of more than %d bytes to %s", limit, request.path)
             return too_large(request, provider, None, limit)
 
-    def _learn_secrets(self, request: web.Request, headers: dict[str, str]) -> None:
+    def learn_secrets(self, request: web.Request, headers: dict[str, str]) -> None:
         """Register the secrets of the headers and the query string, before anything of the request is written
         (or logged, or made the session's name)."""
         register_secrets(headers, self.secrets)
@@ -305,11 +312,21 @@ class Proxy:
         if request.query_string:
             register_query_secrets(request.query.items(), self.secrets)
 
-    async def _scrub_if_learnt(self) -> None:
+    async def scrub_if_learnt(self) -> None:
         """When a secret was just learnt, scrub the files written before it, before answering."""
         new = self.secrets.take_new()
         if new and self.tracker.recorder is not None:
             await self.tracker.recorder.rescrub(new)
+
+    def learn_fields(self, body: object) -> None:
+        """Register the values of the configured secret fields of a request body."""
+        if self._secret_fields and isinstance(body, dict):
+            self._secret_fields.register(body, self.secrets)
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the proxy is cancelling the exchanges still in flight."""
+        return self._stopping
 
     def _track(self) -> None:
         task = asyncio.current_task()
@@ -320,29 +337,38 @@ class Proxy:
     async def _other_route(self, request: web.Request) -> web.StreamResponse:
         if request.path.startswith(OWN_PATHS):
             return no_route(request)
+        if is_websocket_upgrade(request):
+            self._track()
+            provider = self.routes.get(request.path)
+            if provider is not None and provider.NAME == RESPONSES_NAME:
+                return await ResponsesSocket(self, request, provider).serve()
+            return await relay_socket(self, request)
         raw = await self._read_body(request, None)
         if isinstance(raw, web.Response):
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
-        self._learn_secrets(request, headers)
-        await self._scrub_if_learnt()
+        self.learn_secrets(request, headers)
+        await self.scrub_if_learnt()
         return await self.other_routes.handle(request, raw, headers)
 
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        provider = self.routes[request.path]
+        raw_path = request.raw_path.split("?", 1)[0]
+        provider = self._by_resource[request.match_info.route.resource]
+        provider = provider.for_route(raw_path) or provider  # (encoded: a model id may hold a ``%2F``)
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
-        self._learn_secrets(request, headers)
-        parsed = read_request(request.path, request.query_string, headers, raw, provider)
-        if self._secret_fields and isinstance(parsed.body, dict):
-            self._secret_fields.register(parsed.body, self.secrets)
-        await self._scrub_if_learnt()
+        self.learn_secrets(request, headers)
+        # Forwarded as the client sent it (percent-encoding kept): a SigV4 signature covers the encoded path.
+        parsed = read_request(request.path, request.query_string, headers, raw, provider, upstream_path=raw_path,
+                              resolve=self.tracker.output_items.resolve)  # fmt: skip
+        self.learn_fields(parsed.body)
+        await self.scrub_if_learnt()
         exchange = Exchange(parsed, self.tracker.begin(parsed))
         observer = self.config.observer
         if observer is not None:
@@ -364,6 +390,15 @@ class Proxy:
         return await ending.finish(request)
 
     async def _answer(self, exchange: Exchange) -> Answer:
+        answer = self.local_answer(exchange, stream=exchange.request.stream)
+        if answer is not None:
+            return answer
+        assert self.upstream is not None
+        return await self.upstream.open(exchange)
+
+    def local_answer(self, exchange: Exchange, *, stream: bool) -> Answer | None:
+        """The answer the proxy gives itself (a refusal, a fault, a recording, a replay miss), or None when
+        the upstream is to be asked; ``stream``: shape a recording as SSE."""
         received = exchange.received
         if exchange.turn.refusal is not None:
             received.source = "guard"
@@ -381,7 +416,8 @@ class Proxy:
                 self.matches[rung] += 1
                 if rung != "exact":
                     log.info("tracekit replay: %s answered by the %s rung", recorded.where, rung)
-                answer = recorded_answer(recorded, exchange.request.stream, self.config.timing)
+                    self.loose_matches.append((rung, recorded.where))
+                answer = recorded_answer(recorded, stream, self.config.timing)
                 answer.headers["x-tracekit-replay-match"] = rung
                 return answer
             if self.upstream is None:
@@ -392,5 +428,4 @@ class Proxy:
                 log.warning("%s", message)
                 received.source = "miss"
                 return answer
-        assert self.upstream is not None
-        return await self.upstream.open(exchange)
+        return None

@@ -22,7 +22,9 @@ from typing import Any
 import orjson
 
 from tracekit.intercepts import NO_FAULTS, InterceptConfig, active_faults, rewrite_request
+from tracekit.providers.openai_responses import NAME as RESPONSES_NAME
 from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
+from tracekit.proxy.item_references import OutputItems
 from tracekit.proxy.keys import request_key
 from tracekit.proxy.observers import ExchangeObserver, watch_answer
 from tracekit.proxy.recorder import Recorder
@@ -44,6 +46,8 @@ class ExchangeTracker:
         observer: ExchangeObserver | None = None,
     ) -> None:
         self.registry = SessionRegistry()
+        self.output_items = OutputItems()
+        """Responses API output items by id, for requests that name them by ``item_reference``."""
         self.recorder = recorder
         self.observer = observer
         """Shown each answer (``observers.watch_answer``) just before the exchange is recorded."""
@@ -80,7 +84,7 @@ class ExchangeTracker:
         if self.config.intercepts and isinstance(request.body, dict):
             rewrite = rewrite_request(provider, request.body, self.config.intercepts, prior=resolution.prior)
             if rewrite.changed:
-                conversation = derive_conversation(provider, rewrite.body)
+                conversation = derive_conversation(provider, self.output_items.resolve(rewrite.body))
                 sent = SentRequest(rewrite.body, orjson.dumps(rewrite.body), request_key(request.route, rewrite.body),
                                    conversation, tuple(rewrite.injections))  # fmt: skip
         faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS
@@ -100,6 +104,8 @@ class ExchangeTracker:
         session.in_flight = max(0, session.in_flight - 1)
         session.last_active = time.monotonic()
         outcome = settle(exchange)
+        if outcome.response is not None and exchange.provider.NAME == RESPONSES_NAME:
+            self.output_items.learn(outcome.response)
         if outcome.reply is not None and outcome.response is not None:
             # Only a continuation needs the history it does not send (and the reply id it names).
             reply_id = None

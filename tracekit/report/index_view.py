@@ -116,4 +116,5 @@ def index_context(
         "runs_total": len(runs),
         "headline": Headline.of(ordered),
         "headline_runs": HEADLINE_RUNS,
+        "diagnosis_judge": getattr(summary, "diagnosis_judge", None),
     }

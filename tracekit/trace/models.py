@@ -180,6 +180,11 @@ class ModelCall(_Record):
     fault: bool | None = Field(default=None, description="True when an http_error fault made the answer.")
     replay_miss: bool | None = Field(default=None, description="True when the answer is the proxy's replay-miss error.")
     replayed: bool | None = Field(default=None, description="True when a recording answered (replay).")
+    websocket: bool | None = Field(
+        default=None,
+        description="True when the request came as a response.create event on a Responses API WebSocket; its "
+        "frames are kept in sse as the HTTP stream would carry them.",
+    )
     transport: str | None = Field(
         default=None,
         description="Transport failure: connect, connect_timeout, read_timeout, reset, cut, fault_cut, cancelled.",
