@@ -28,9 +28,12 @@ if TYPE_CHECKING:
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (regressions, improvements).")
 @click.option("--html", "html_dir", metavar="DIR|URL",
               help="Write the HTML diff into this folder (or URL): an index with the counts, a page per changed pair.")
+@click.option("--html-single", "html_single", metavar="FILE|URL",
+              help="Write the HTML diff as one self-contained file to attach to a pull request: the index and each "
+              "changed pair's page (docs/reports.md).")
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 when any pair regressed.")
 def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markdown: str | None,
-         html_dir: str | None, fail_on: str | None) -> None:  # fmt: skip
+         html_dir: str | None, html_single: str | None, fail_on: str | None) -> None:  # fmt: skip
     """Compare BASE and NEW: each a results JSON of `tracekit analyze --json`, or a folder of traces
     (analyzed here, against --cases when given).
 
@@ -55,6 +58,7 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
     output_file("--json", json_out)
     output_file("--markdown", markdown)
     output_folder("--html", html_dir)
+    output_file("--html-single", html_single)
     (before, base_dir), (after, new_dir) = _side(base, cases_dir), _side(new, cases_dir)
     result = diff_results(before, after, latency=latency_reader(base_dir, new_dir))
     counts = result.counts
@@ -69,6 +73,11 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
         pages = write_diff_html(html_dir, result, base_name=_name(base), new_name=_name(new),
                                trace_dirs=(base_dir, new_dir))
         click.echo(f"HTML diff: {pages.index} ({len(pages.files)} pages)")
+    if html_single is not None:
+        from tracekit.report.diff_html import write_diff_single
+
+        single = write_diff_single(html_single, result, base_name=_name(base), new_name=_name(new))
+        click.echo(f"HTML diff in one file: {single}")
     if markdown is not None:
         if pages is not None and html_dir is not None:
             folder = _relative_to(html_dir, markdown)

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from tracekit.diff.fields import FieldChange, field_changes
 from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.env import report_environment
-from tracekit.report.html import _slug, page_path
+from tracekit.report.html import _slug, page_path, pages_into
 from tracekit.report.runs import RESULTS
 from tracekit.results.model import CheckEntry, ToolCallEntry, TraceResult
 from tracekit.storage import is_url
@@ -41,6 +42,8 @@ from tracekit.storage import is_url
 INDEX_ROWS = 500
 #: Unchanged pairs listed (folded) on the index.
 UNCHANGED_ROWS = 200
+#: Changed pairs whose pages the single-file diff holds (a pair page is 5–10 kB: a few megabytes in all).
+SINGLE_PAIRS = 500
 #: Check results that make a side fail (listed on the pair page with their evidence).
 FAILING = ("fail", "error")
 MARKS = {"same": "=", "added": "+", "removed": "−", "moved": "⇄", "changed": "~"}
@@ -81,12 +84,67 @@ class DiffPages:
 def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name: str,
                     redactor: Redactor | None = None,
                     trace_dirs: tuple[str | Path | None, str | Path | None] = (None, None)) -> DiffPages:  # fmt: skip
-    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL).
+    """Write the index and a page per changed pair into ``out_dir`` (a folder or a URL); a local folder gets
+    them whole or not at all, as the report's (``tracekit.report.html.pages_into``).
 
     ``trace_dirs``: the folder each side's ``traces[].trace_file`` is relative to (None: the working
     directory), so that a pair page links each side's trace file."""
+    with pages_into(out_dir, lambda name: name in ("index.html", "pairs")) as into:
+        return _write_diff_pages(out_dir, into, diff, base_name, new_name, redactor, trace_dirs)
+
+
+def _write_diff_pages(out_dir: str | Path, into: str | Path, diff: Diff, base_name: str, new_name: str,
+                      redactor: Redactor | None,
+                      trace_dirs: tuple[str | Path | None, str | Path | None]) -> DiffPages:  # fmt: skip
     env = report_environment()
     outcome = DiffPages(out_dir)
+    outcome.pages = {key: f"pairs/{slug}.html" for key, slug in pair_slugs(diff).items()}
+    common = _common(diff, base_name, new_name, outcome.page_of)
+    index = env.get_template("diff_index.html.j2").render(root="", **common)
+    write_text(page_path(into, "index.html"), index, redactor, sweep=False)
+    outcome.files.append(page_path(out_dir, "index.html"))
+    template = env.get_template("diff_pair.html.j2")
+    for pair in diff.pairs:
+        page = outcome.pages.get(id(pair))
+        if page is None:
+            continue
+        old, now = pair.traces
+        html = template.render(
+            root="../", pair=pair, rows=call_rows(pair),
+            failed={"base": failing_checks(old), "new": failing_checks(now)},
+            trace_links={"base": trace_href(old, trace_dirs[0], out_dir),
+                         "new": trace_href(now, trace_dirs[1], out_dir)},
+            **common,
+        )  # fmt: skip
+        write_text(page_path(into, page), html, redactor, sweep=False)
+        outcome.files.append(page_path(out_dir, page))
+    return outcome
+
+
+def write_diff_single(path: str | Path, diff: Diff, *, base_name: str, new_name: str,
+                      redactor: Redactor | None = None) -> Path:  # fmt: skip
+    """Write the diff as one self-contained HTML file (a local path or a URL), atomically: the index, then the
+    page of each changed pair listed on it (regressions first, at most ``SINGLE_PAIRS``), each linked from its
+    row. No link to the trace files: the file refers to nothing outside itself."""
+    slugs = pair_slugs(diff)
+    listed = [pair for change in CHANGED for pair in [p for p in diff.pairs if p.change == change][:INDEX_ROWS]]
+    embedded = listed[:SINGLE_PAIRS]
+    anchors = {id(pair): f"#pair-{slugs[id(pair)]}" for pair in embedded}
+    common = _common(diff, base_name, new_name, lambda pair: anchors.get(id(pair)))
+    html = report_environment().get_template("diff_single.html.j2").render(
+        root="", embedded=[(pair, anchors[id(pair)][1:], call_rows(pair),
+                            {"base": failing_checks(pair.traces[0]), "new": failing_checks(pair.traces[1])})
+                           for pair in embedded],
+        left_out=len(listed) - len(embedded), single_pairs=SINGLE_PAIRS, no_links={"base": None, "new": None},
+        single=True,
+        **common,
+    )  # fmt: skip
+    return write_text(path, html, redactor)
+
+
+def pair_slugs(diff: Diff) -> dict[int, str]:
+    """id(pair) -> the name of each changed pair's page (its case, group and repeat, unique in the diff)."""
+    slugs: dict[int, str] = {}
     used: set[str] = set()
     for pair in diff.pairs:
         if pair.change in CHANGED:
@@ -96,30 +154,17 @@ def write_diff_html(out_dir: str | Path, diff: Diff, *, base_name: str, new_name
             while slug.lower() in used:
                 slug += "_"
             used.add(slug.lower())
-            outcome.pages[id(pair)] = f"pairs/{slug}.html"
-    common = {"version": __version__, "results_name": f"{base_name} → {new_name}", "base_name": base_name,
-              "new_name": new_name, "RESULTS": RESULTS, "page": outcome.page_of, "marks": MARKS}  # fmt: skip
-    index = env.get_template("diff_index.html.j2").render(
-        root="", diff=diff, sections=[(change, [p for p in diff.pairs if p.change == change]) for change in CHANGED],
-        unchanged=[pair for pair in diff.pairs if pair.change == "unchanged"], limit=INDEX_ROWS,
-        unchanged_limit=UNCHANGED_ROWS, summary=summarize, **common,
-    )  # fmt: skip
-    outcome.files.append(write_text(page_path(out_dir, "index.html"), index, redactor))
-    template = env.get_template("diff_pair.html.j2")
-    for pair in diff.pairs:
-        page = outcome.pages.get(id(pair))
-        if page is None:
-            continue
-        old, now = pair.traces
-        html = template.render(
-            root="../", pair=pair, rows=call_rows(pair), summary=summarize,
-            failed={"base": failing_checks(old), "new": failing_checks(now)},
-            trace_links={"base": trace_href(old, trace_dirs[0], out_dir),
-                         "new": trace_href(now, trace_dirs[1], out_dir)},
-            **common,
-        )  # fmt: skip
-        outcome.files.append(write_text(page_path(out_dir, page), html, redactor))
-    return outcome
+            slugs[id(pair)] = slug
+    return slugs
+
+
+def _common(diff: Diff, base_name: str, new_name: str, page: Callable[[Pair], str | None]) -> dict[str, Any]:
+    """What the index and the pair pages show, whatever they are written into."""
+    return {"version": __version__, "results_name": f"{base_name} → {new_name}", "base_name": base_name,
+            "new_name": new_name, "RESULTS": RESULTS, "page": page, "marks": MARKS, "diff": diff,
+            "sections": [(change, [p for p in diff.pairs if p.change == change]) for change in CHANGED],
+            "unchanged": [pair for pair in diff.pairs if pair.change == "unchanged"], "limit": INDEX_ROWS,
+            "unchanged_limit": UNCHANGED_ROWS, "summary": summarize}  # fmt: skip
 
 
 def call_rows(pair: Pair) -> list[CallRow]:
