@@ -21,10 +21,12 @@ from typing import Any
 import orjson
 
 from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
+from tracekit.proxy.client_sessions import ClientSession, asks_structured_output, client_session, offers_tools
 from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
 from tracekit.trace.builder import message_fingerprint
 from tracekit.trace.models import Content
+from tracekit.trace.react_text import react_history
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +95,15 @@ NO_CONVERSATION = Conversation()
 
 
 def derive_conversation(provider: Provider, body: Any) -> Conversation:
-    """The canonical conversation of ``body`` (empty when the body is not a JSON object)."""
+    """The canonical conversation of ``body`` (empty when the body is not a JSON object); tool calls and results
+    that a ReAct-style client sends back as text are read as calls and results (``tracekit.trace.react_text``)."""
     if not isinstance(body, dict):
         return NO_CONVERSATION
     try:
         system, messages = provider.request_conversation(body)
     except Exception as exc:  # any shape a client sends ("messages": 3): forwarded and recorded as it is
         return Conversation(error=f"{type(exc).__name__}: {exc}")
-    return Conversation(system, messages)
+    return Conversation(system, react_history(messages))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,12 @@ class ParsedRequest:
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    client_session: ClientSession | None = None
+    """The session the client names itself (``client_sessions``: Claude Code's, Codex's headers)."""
+    side_shape: bool = False
+    """No tools offered: what a side call of a client session looks like (``client_sessions``)."""
+    structured: bool = False
+    """A structured (JSON schema) answer asked for."""
 
 
 def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
@@ -144,6 +153,9 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         conversation=derive_conversation(provider, body),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        client_session=client_session(headers, body),
+        side_shape=not offers_tools(body),
+        structured=asks_structured_output(body, headers),
     )
 
 

@@ -55,16 +55,20 @@ class ExchangeTracker:
     def begin(self, request: ParsedRequest) -> Turn:
         """Stitch, rewrite, pick faults and key a request that has just been read."""
         provider = request.provider
+        client = None if request.session else request.client_session
         resolution = self.registry.resolve(
             provider.NAME,
             request.key,
             request.conversation.messages,
             named=request.session,
-            label=self._label(request.session),
+            label=self._label(request.session or (client.id if client is not None else None)),
             previous_id=request.continuation.previous_id,
             retry_count=request.retry_count,
             conversation=request.continuation.conversation,
             fingerprints=request.conversation.fingerprints,
+            client=client,
+            no_tools=request.side_shape,
+            structured=request.structured,
         )
         session = resolution.session
         session.in_flight += 1
@@ -85,7 +89,7 @@ class ExchangeTracker:
                                    conversation, tuple(rewrite.injections))  # fmt: skip
         faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS
         return Turn(session, resolution.how, resolution.attempt, session.requests, resolution.agent_chain,
-                    resolution.prior, resolution.history, sent, faults)  # fmt: skip
+                    resolution.prior, resolution.history, sent, faults, side_call=resolution.side_call)  # fmt: skip
 
     def _label(self, named: str | None) -> str | None:
         """The name a new named session is recorded under: secrets replaced (None when it exists already)."""
@@ -100,7 +104,8 @@ class ExchangeTracker:
         session.in_flight = max(0, session.in_flight - 1)
         session.last_active = time.monotonic()
         outcome = settle(exchange)
-        if outcome.reply is not None and outcome.response is not None:
+        # A side call is beside the conversation: the session's conversation stays as it was.
+        if not turn.side_call and outcome.reply is not None and outcome.response is not None:
             # Only a continuation needs the history it does not send (and the reply id it names).
             reply_id = None
             wire: list[object] = []

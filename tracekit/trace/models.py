@@ -197,6 +197,11 @@ class ModelCall(_Record):
         description="Fields (sse, request_raw, response_raw) holding bytes that are not UTF-8: backslashes doubled, "
         "each other byte written as \\xNN.",
     )
+    side_call: bool | None = Field(
+        default=None,
+        description="True for a side call of the session: a request beside the conversation (a title or summary "
+        "call sharing the client's session id) that joins its trace but is no turn of it; analysis leaves it out.",
+    )
     shared_texts: list[str] | None = Field(
         default=None,
         description="SHA-256 of the long texts that request or response name instead of repeating them: "
