@@ -4,12 +4,15 @@ A request whose client names its session joins that session's trace, as ``x-trac
 wins when both are there). The ids read, in this order (each client's source cited):
 
 - ``x-claude-code-session-id``: Claude Code 2.x sends it on every request of a session (``claude`` is closed
-  source; the header is in its published bundle, ``@anthropic-ai/claude-code`` ``cli.js``, and seen on the wire);
+  source; in the binary of ``@anthropic-ai/claude-code-linux-x64`` 2.1.197 its request headers are
+  ``"X-Claude-Code-Session-Id": <session id>`` and, for a subagent, ``"x-claude-code-agent-id"``: a subagent is an
+  agent of its own, so its requests form a trace of their own, named ``<session id>.agent-<agent id>``);
 - ``session-id`` and ``thread-id``: the Codex CLI (``openai/codex``, ``codex-rs/codex-api/src/requests/headers.rs``,
   ``build_session_headers``); its older releases sent ``session_id`` (``build_conversation_headers``), and
   ``conversation_id`` before that;
 - in an Anthropic body, the ``session_id`` inside ``metadata.user_id``: Claude Code sends it as a JSON string
-  (``{"device_id": ..., "account_uuid": ..., "session_id": "<uuid>"}``, 2.x) or as
+  (``{"device_id": ..., "account_uuid": ..., "session_id": "<uuid>"}``, ``user_id: JSON.stringify(...)`` in the
+  same 2.1.197 binary) or as
   ``user_<hash>_account_<uuid or nothing>__session_<uuid>`` (1.x);
 - in a Responses body, Codex's ``client_metadata.session_id`` (else ``thread_id``).
 
@@ -29,6 +32,8 @@ from typing import Any
 
 #: Request headers that name a client's session, in the order they are read.
 SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "session_id", "thread-id", "conversation_id")
+#: Claude Code's header naming the subagent a request serves.
+AGENT_HEADER = "x-claude-code-agent-id"
 #: Codex's header naming the internal task a request serves; the values below are side calls.
 SUBAGENT_HEADER = "x-openai-subagent"
 SIDE_SUBAGENTS = frozenset({"compact", "memory_consolidation"})
@@ -56,7 +61,8 @@ def client_session(headers: Mapping[str, str], body: Any) -> ClientSession | Non
     for name in SESSION_HEADERS:
         value = _usable(headers.get(name))
         if value is not None:
-            return ClientSession(value, name, side)
+            agent = _usable(headers.get(AGENT_HEADER))
+            return ClientSession(f"{value}.agent-{agent}" if agent else value, name, side)
     if isinstance(body, dict):
         metadata = body.get("metadata")
         if isinstance(metadata, dict):
@@ -91,12 +97,11 @@ def offers_tools(body: Any) -> bool:
     return isinstance(body, dict) and bool(body.get("tools"))
 
 
-def asks_structured_output(body: Any, headers: Mapping[str, str]) -> bool:
-    """Whether the request asks for a structured (JSON schema) answer: Anthropic's ``output_format`` /
-    ``output_config.format`` or its ``structured-outputs`` beta, Chat Completions' ``response_format``, the
-    Responses API's ``text.format``."""
-    if "structured-outputs" in headers.get("anthropic-beta", ""):
-        return True
+def asks_structured_output(body: Any) -> bool:
+    """Whether the request asks for a structured (JSON schema) answer: Anthropic's ``output_format`` (the
+    ``structured-outputs`` beta) or ``output_config.format``, Chat Completions' ``response_format``, the
+    Responses API's ``text.format``. (The body, not the beta header: a client may send the header on every
+    request.)"""
     if not isinstance(body, dict):
         return False
     config = body.get("output_config")

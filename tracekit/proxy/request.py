@@ -155,7 +155,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         retry_count=retry_count(headers),
         client_session=client_session(headers, body),
         side_shape=not offers_tools(body),
-        structured=asks_structured_output(body, headers),
+        structured=asks_structured_output(body),
     )
 
 
