@@ -12,7 +12,6 @@ installed: ``pip install -e '.[clients]'`` (crewai: ``.[clients-crewai]``, in a 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,15 @@ from tracekit.redact import Redactor
 from tracekit.testing import FakeUpstream, ToolUse, by_turn, text_reply, tool_use_reply
 from tracekit.trace import load_trace
 
-# The frameworks' own telemetry would try the network: off (loopback only).
-for _name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED", "ANONYMIZED_TELEMETRY", "HF_HUB_OFFLINE",
-              "LITELLM_LOCAL_MODEL_COST_MAP", "DO_NOT_TRACK"):  # fmt: skip
-    os.environ.setdefault(_name, "true")
+#: The frameworks would try the network for telemetry and litellm for its model cost map: off (loopback only).
+OFFLINE = ("CREWAI_DISABLE_TELEMETRY", "CREWAI_DISABLE_TRACKING", "ANONYMIZED_TELEMETRY", "HF_HUB_OFFLINE",
+           "LITELLM_LOCAL_MODEL_COST_MAP", "DO_NOT_TRACK")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in OFFLINE:
+        monkeypatch.setenv(name, "true")
 
 WEATHER = {"Paris": "sunny, 21°C", "北京": "晴，25°C"}
 

@@ -46,8 +46,8 @@ def claude_code_session(url: str) -> list[Any]:
         metadata={"user_id": USER_ID}, extra_body={"output_format": TITLE_FORMAT},
     )  # fmt: skip
     call = next(block for block in first.content if block.type == "tool_use")
-    messages += [{"role": "assistant", "content": first.content},
-                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}]}]  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}
+    messages += [{"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}]
     second = client.messages.create(model="claude-sonnet-test", max_tokens=256, system=system, messages=messages,
                                     tools=[WEATHER_TOOL], metadata={"user_id": USER_ID})  # fmt: skip
     return [first.model_dump(), title.model_dump(), second.model_dump()]
@@ -95,7 +95,8 @@ def test_the_session_inside_metadata_user_id_is_enough(tmp_path: Path) -> None:
         client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
         for prompt in ("first question", "an unrelated second one"):
             client.messages.create(model="claude-test", max_tokens=32, tools=[WEATHER_TOOL],
-                                   messages=[{"role": "user", "content": prompt}], metadata={"user_id": user_id})  # fmt: skip
+                                   metadata={"user_id": user_id},
+                                   messages=[{"role": "user", "content": prompt}])  # fmt: skip
     (records,) = trace_records(tmp_path)
     assert records[0]["session"] == SESSION and records[0]["meta"]["session_from"] == "metadata.user_id"
     assert len(of_kind(records, "model_call")) == 2
@@ -154,8 +155,9 @@ def test_a_resent_turn_without_its_text_block_continues_the_session_once(tmp_pat
         messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
         first = client.messages.create(model="claude-test", max_tokens=64, messages=messages, tools=[WEATHER_TOOL])
         call = next(block for block in first.content if block.type == "tool_use")
+        result = {"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}
         messages += [{"role": "assistant", "content": [call.model_dump(exclude_none=True)]},
-                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}]}]  # fmt: skip
+                     {"role": "user", "content": [result]}]  # fmt: skip
         client.messages.create(model="claude-test", max_tokens=64, messages=messages, tools=[WEATHER_TOOL])
     (records,) = trace_records(tmp_path)
     assert [c["stitched"] for c in of_kind(records, "model_call")] == ["new", "continuity"]

@@ -9,7 +9,8 @@ from tracekit.trace import TraceBuilder
 from tracekit.trace.models import Header
 from tracekit.trace.react_text import react_history
 
-CALLS = "Calling tools:\n[{'id': 'call_1', 'type': 'function', 'function': {'name': 'get_weather', 'arguments': {'city': 'Paris'}}}]"
+CALLS = ("Calling tools:\n[{'id': 'call_1', 'type': 'function', "
+         "'function': {'name': 'get_weather', 'arguments': {'city': 'Paris'}}}]")
 
 
 def text(role: str, value: str) -> dict[str, Any]:

@@ -185,12 +185,12 @@ class SessionRegistry:
         client names itself (``label`` is then its id with secrets replaced); ``no_tools`` and ``structured`` say
         whether the request offers no tools and asks for a structured answer (``is_side_call``)."""
         if not named and client is not None:
-            session = self.named_session(client.id, label, provider)
-            session.client = client.source
+            own = self.named_session(client.id, label, provider)
+            own.client = client.source
             chain = conversation_chain(messages, fingerprints=fingerprints)
-            if is_side_call(session, chain, client, no_tools, structured):
-                return Resolution(session, "client", agent_chain=chain, side_call=True)
-            return self._within(session, "client", key, messages, previous_id, chain,
+            if is_side_call(own, chain, client, no_tools, structured):
+                return Resolution(own, "client", agent_chain=chain, side_call=True)
+            return self._within(own, "client", key, messages, previous_id, chain,
                                 conversation=conversation, fingerprints=fingerprints)  # fmt: skip
         if named:
             header_session = self.named_session(named, label, provider)

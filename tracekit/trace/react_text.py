@@ -21,6 +21,7 @@ their one observation cannot be split, so each call's result is the whole observ
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 from typing import Any
 
@@ -61,8 +62,10 @@ def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and content and all(
-        isinstance(block, dict) and block.get("type") == "text" for block in content
+    if (
+        isinstance(content, list)
+        and content
+        and all(isinstance(block, dict) and block.get("type") == "text" for block in content)
     ):
         return "\n".join(str(block.get("text", "")) for block in content)
     return ""
@@ -95,10 +98,8 @@ def _tool_use(item: Any) -> dict[str, Any] | None:
         return None
     arguments = function["arguments"]
     if isinstance(arguments, str):
-        try:
+        with contextlib.suppress(ValueError):  # not JSON: kept as the text it is
             arguments = json.loads(arguments)
-        except ValueError:
-            pass
     return {"type": "tool_use", "id": str(item["id"]), "name": function["name"], "input": arguments}
 
 

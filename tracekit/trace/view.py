@@ -14,7 +14,6 @@ from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.mirror import read_mirrored
 from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult, block_text
 
-
 #: The index name of side calls in ``Trace.kind`` (no record kind has it).
 SIDE_CALLS = "side_call"
 
