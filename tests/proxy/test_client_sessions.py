@@ -13,8 +13,10 @@ from typing import Any
 
 import anthropic
 import openai
+from click.testing import CliRunner
 
 from tracekit.analyze.entry import analyze_trace
+from tracekit.cli.main import cli
 from tracekit.cli.show import render_timeline
 from tracekit.testing import ToolUse, text_reply, tool_use_reply
 from tracekit.trace import load_trace
@@ -82,6 +84,13 @@ def test_claude_code_session_header_makes_one_trace_with_the_title_call_as_a_sid
     assert len(shown) == 1 and shown[0].startswith("  side model call 1") and "Weather in Paris" in shown[0]
     result = analyze_trace(trace)
     assert result.stats.llm_calls == 2 and [call.name for call in result.tool_calls] == ["get_weather"]
+    html = tmp_path / "html"
+    analyzed = CliRunner().invoke(cli, ["analyze", str(next(tmp_path.glob("*.jsonl"))), "--html", str(html)])
+    assert analyzed.exit_code == 0, analyzed.output
+    (page,) = (html / "traces").glob("*.html")
+    shown_html = page.read_text(encoding="utf-8")
+    assert shown_html.count("side call (not a turn of the conversation)") == 1
+    assert "Weather in Paris" in shown_html and "over 2 model calls" in shown_html
     with replaying(tmp_path) as proxy:
         assert claude_code_session(proxy.url) == recorded
         assert proxy.proxy.misses == []
