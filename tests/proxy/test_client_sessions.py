@@ -141,7 +141,7 @@ def test_codex_session_headers_make_one_trace_with_compaction_as_a_side_call(tmp
     with recording(lambda request: next(replies), tmp_path) as (_, proxy):
         recorded = codex_session(proxy.url)
     (records,) = trace_records(tmp_path)
-    assert records[0]["session"] == SESSION and records[0]["meta"]["session_from"] == "session-id"
+    assert records[0]["session"] == SESSION and records[0]["meta"]["session_from"] == "thread-id"
     assert [c.get("side_call") for c in of_kind(records, "model_call")] == [None, True, None]
     assert [r["name"] for r in of_kind(records, "tool_call")] == ["shell"]
     assert [r["content"] for r in of_kind(records, "tool_result")] == ["a.txt b.txt"]

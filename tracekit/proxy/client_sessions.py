@@ -7,14 +7,16 @@ wins when both are there). The ids read, in this order (each client's source cit
   source; in the binary of ``@anthropic-ai/claude-code-linux-x64`` 2.1.197 its request headers are
   ``"X-Claude-Code-Session-Id": <session id>`` and, for a subagent, ``"x-claude-code-agent-id"``: a subagent is an
   agent of its own, so its requests form a trace of their own, named ``<session id>.agent-<agent id>``);
-- ``session-id`` and ``thread-id``: the Codex CLI (``openai/codex``, ``codex-rs/codex-api/src/requests/headers.rs``,
-  ``build_session_headers``); its older releases sent ``session_id`` (``build_conversation_headers``), and
-  ``conversation_id`` before that;
+- ``thread-id``, then ``session-id``: the Codex CLI (``openai/codex``, ``codex-rs/codex-api/src/requests/headers.rs``,
+  ``build_session_headers``). The thread first: a thread Codex spawns keeps the session id but has a thread
+  of its own (``x-codex-parent-thread-id`` names its parent), and is an agent of its own, with a trace of its
+  own; for the root thread both are the same id. Older releases sent ``session_id``
+  (``build_conversation_headers``), and ``conversation_id`` before that;
 - in an Anthropic body, the ``session_id`` inside ``metadata.user_id``: Claude Code sends it as a JSON string
   (``{"device_id": ..., "account_uuid": ..., "session_id": "<uuid>"}``, ``user_id: JSON.stringify(...)`` in the
   same 2.1.197 binary) or as
   ``user_<hash>_account_<uuid or nothing>__session_<uuid>`` (1.x);
-- in a Responses body, Codex's ``client_metadata.session_id`` (else ``thread_id``).
+- in a Responses body, Codex's ``client_metadata.thread_id`` (else ``session_id``).
 
 A side call is a request of the session that is no turn of its conversation: Claude Code's title or summary
 call (a small model, no tools, a structured output), Codex's compaction (``x-openai-subagent: compact``; the
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Request headers that name a client's session, in the order they are read.
-SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "session_id", "thread-id", "conversation_id")
+SESSION_HEADERS = ("x-claude-code-session-id", "thread-id", "session-id", "session_id", "conversation_id")
 #: Claude Code's header naming the subagent a request serves.
 AGENT_HEADER = "x-claude-code-agent-id"
 #: Codex's header naming the internal task a request serves; the values below are side calls.
@@ -71,7 +73,7 @@ def client_session(headers: Mapping[str, str], body: Any) -> ClientSession | Non
                 return ClientSession(found, "metadata.user_id", side)
         client_metadata = body.get("client_metadata")
         if isinstance(client_metadata, dict):
-            for key in ("session_id", "thread_id"):
+            for key in ("thread_id", "session_id"):
                 value = _usable(client_metadata.get(key))
                 if value is not None:
                     return ClientSession(value, f"client_metadata.{key}", side)
