@@ -1,6 +1,7 @@
 """Extension points (``tracekit.plugins``): each decorator's example runs as printed, and a package outside
-``tracekit/`` adds a provider, a detector and an importer through the entry points that ``tracekit record``,
-``replay``, ``analyze``, ``import`` and ``plugins`` then use (each run as a process)."""
+``tracekit/`` adds a provider, a detector, an importer, a case check and an argument matcher through the entry
+points that ``tracekit record``, ``replay``, ``analyze``, ``import`` and ``plugins`` then use (each run as a
+process)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import doctest
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +33,12 @@ greeting = outside_checks:greeting
 
 [tracekit.importers]
 lines = outside_checks:import_lines
+
+[tracekit.checks]
+answer_mentions = outside_checks:answer_mentions
+
+[tracekit.matchers]
+product_keyword = outside_checks:product_keyword
 """
 
 
@@ -177,6 +185,54 @@ def test_a_provider_detector_and_importer_from_outside_are_used_by_the_commands(
     assert lines[0]["source"] == "import:lines"
     assert [line.get("content") for line in lines if line["kind"] == "user_message"] == ["第一句", "second line"]
     assert "lines" in tracekit(installed, "import", "--help").stdout
+
+
+def case_library_naming_the_outside_check_and_matcher(tmp_path: Path, check: str) -> Path:
+    """A copy of the case library whose B2-PC-01 checks its keyword with the outside matcher and its answer
+    with the check named ``check``."""
+    cases = tmp_path / "cases"
+    shutil.copytree(ROOT / "cases", cases)
+    case = cases / "b2" / "B2-PC-01.yaml"
+    text = case.read_text(encoding="utf-8")
+    old = "      keyword: {regex: '(?i)^\\s*airpods\\s*pro\\s*2\\s*$'}\n"
+    assert old in text
+    new = ("      keyword: {custom: {name: product_keyword, value: airpodspro2}}\n"
+           f"  checks:\n  - {{name: {check}, value: {{word: AirPods}}}}\n")  # fmt: skip
+    case.write_text(text.replace(old, new), encoding="utf-8")
+    return cases
+
+
+def test_a_case_check_and_an_argument_matcher_from_outside_judge_the_case(
+    installed: dict[str, str], tmp_path: Path
+) -> None:
+    cases = case_library_naming_the_outside_check_and_matcher(tmp_path, "answer_mentions")
+    results = tmp_path / "results.json"
+    traces = [str(ROOT / "recordings" / run / "B2-PC-01__A__r0.jsonl") for run in ("reference", "flawed")]
+    analyzed = tracekit(installed, "analyze", *traces, "--cases", str(cases), "--json", str(results))
+    assert analyzed.returncode == 0, analyzed.stderr
+    reference, flawed = json.loads(results.read_text(encoding="utf-8"))["traces"]
+    checks = {check["check"]: check for check in reference["verdict"]["checks"]}
+    assert checks["answer_mentions"] == {"check": "answer_mentions", "result": "pass",
+                                         "evidence": "the answer names 'AirPods'"}  # fmt: skip
+    (keyword,) = [check for name, check in checks.items() if name.startswith("calls[0]")]
+    assert keyword["result"] == "pass" and "expected a keyword naming 'airpodspro2'" in keyword["evidence"]
+    assert reference["verdict"]["result"] == "pass"
+    assert flawed["verdict"]["result"] == "fail"
+
+
+def test_a_case_naming_a_check_no_package_offers_is_left_undecided_never_passed(tmp_path: Path) -> None:
+    cases = case_library_naming_the_outside_check_and_matcher(tmp_path, "not_installed")
+    results = tmp_path / "results.json"
+    trace = str(ROOT / "recordings" / "reference" / "B2-PC-01__A__r0.jsonl")
+    analyzed = tracekit(dict(os.environ), "analyze", trace, "--cases", str(cases), "--json", str(results))
+    assert analyzed.returncode == 0, analyzed.stderr
+    (entry,) = json.loads(results.read_text(encoding="utf-8"))["traces"]
+    checks = {check["check"]: check for check in entry["verdict"]["checks"]}
+    assert checks["not_installed"]["result"] == "error"
+    assert "tracekit plugins" in checks["not_installed"]["evidence"]
+    (keyword,) = [check for name, check in checks.items() if name.startswith("calls[0]")]
+    assert keyword["result"] == "fail" and "no argument matcher named 'product_keyword'" in keyword["evidence"]
+    assert entry["verdict"]["result"] != "pass"
 
 
 def test_an_installed_extension_that_cannot_load_is_named_with_exit_status_2(tmp_path: Path) -> None:

@@ -30,8 +30,12 @@ DETECTORS = "tracekit.detectors"
 IMPORTERS = "tracekit.importers"
 #: Wire-format names -> providers (``tracekit.providers``).
 PROVIDERS = "tracekit.providers"
+#: Case-check names -> checks a case's ``expect.checks`` names (``tracekit.analyze.extensions``).
+CHECKS = "tracekit.checks"
+#: Argument-matcher names -> matchers an expected call's ``custom`` matcher names (``tracekit.analyze.extensions``).
+MATCHERS = "tracekit.matchers"
 #: Every group tracekit reads.
-GROUPS = (MODEL_CLIENTS, DETECTORS, IMPORTERS, PROVIDERS)
+GROUPS = (MODEL_CLIENTS, DETECTORS, IMPORTERS, PROVIDERS, CHECKS, MATCHERS)
 
 # Re-entrant: an extension's module may import the tracekit package that loads its group (a detector
 # imports tracekit.analyze.detectors, which loads the installed detectors on import).

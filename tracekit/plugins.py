@@ -11,6 +11,8 @@ model clients  ``tracekit.model_clients``   a factory: model name -> ``ModelClie
 detectors      ``tracekit.detectors``       a detector function or ``DetectorStream`` class   ``detector``
 importers      ``tracekit.importers``       a function ``(paths, problems) -> traces``        ``importer``
 providers      ``tracekit.providers``       a provider (a ``ProviderBase`` subclass)          ``register_provider``
+case checks    ``tracekit.checks``          a function ``(run, options) -> checks``           ``case_check``
+matchers       ``tracekit.matchers``        a function ``(expected, value, context)``         ``argument_matcher``
 ============== ============================ ================================================= ==========================
 
 An entry point's name is what it adds: the model-name prefix, the finding kind, the ``tracekit import``
@@ -25,8 +27,10 @@ command, the provider's ``NAME``. In a package's ``pyproject.toml``::
 Each decorator's docstring has an example that ``tests/test_plugins.py`` runs as printed. Where each
 point is used: model clients by ``tracekit run`` and the judge; detectors by ``tracekit analyze``, the
 guard and the pytest plugin (their findings are in the analyze JSON like the built-in ones); importers
-by ``tracekit import NAME``; providers by ``tracekit record`` and ``tracekit replay`` (the proxy serves
-their ``ROUTE``) and by everything that reads their traces. ``docs/architecture.md`` walks through them.
+by ``tracekit import NAME``; case checks and matchers by every command that judges a case, when a case
+names them (``expect.checks``, an argument's ``custom`` matcher); providers by ``tracekit record`` and
+``tracekit replay`` (the proxy serves their ``ROUTE``) and by everything that reads their traces.
+``docs/architecture.md`` walks through them.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from tracekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tracekit.analyze.detectors import detector
+    from tracekit.analyze.extensions import argument_matcher, case_check
     from tracekit.clients import register_model_client
     from tracekit.importers.registry import importer
     from tracekit.providers import register_provider
@@ -75,12 +80,20 @@ EXTENSION_POINTS = (
                    "a function (paths, problems) -> ImportedTrace list"),
     ExtensionPoint("providers", entry_points.PROVIDERS, "tracekit.providers:register_provider",
                    "a provider (ProviderBase subclass or instance)"),
+    ExtensionPoint("case checks", entry_points.CHECKS, "tracekit.analyze.extensions:case_check",
+                   "a function (run, options) -> Check list, run when a case's expect.checks names it"),
+    ExtensionPoint("matchers", entry_points.MATCHERS, "tracekit.analyze.extensions:argument_matcher",
+                   "a function (expected, value, context) -> (ok, why), for an argument's custom matcher"),
 )  # fmt: skip
 """Every extension point, in the order ``tracekit plugins`` lists them."""
 
-__all__ = ["EXTENSION_POINTS", "ExtensionPoint", "detector", "importer", "register_model_client", "register_provider"]
+__all__ = [
+    "EXTENSION_POINTS", "ExtensionPoint", "argument_matcher", "case_check", "detector", "importer",
+    "register_model_client", "register_provider",
+]  # fmt: skip
 __getattr__, __dir__ = lazy_exports(__name__, {
     "tracekit.analyze.detectors": ["detector"],
+    "tracekit.analyze.extensions": ["argument_matcher", "case_check"],
     "tracekit.clients": ["register_model_client"],
     "tracekit.importers.registry": ["importer"],
     "tracekit.providers": ["register_provider"],

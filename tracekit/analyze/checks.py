@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from tracekit.analyze import counts, outcome_checks, sequence_checks
 from tracekit.analyze.call_matching import call_matches, match_distinct
 from tracekit.analyze.check import Check, CheckResult
+from tracekit.analyze.extensions import run_case_checks
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
@@ -53,6 +54,7 @@ def _evaluate(run: CaseRun) -> list[Check]:
     checks: list[Check] = []
     for evaluate in [*_CHECKS, *outcome_checks.CHECKS]:
         checks.extend(evaluate(run))
+    checks.extend(run_case_checks(run))
     return checks
 
 

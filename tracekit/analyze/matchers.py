@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tracekit.analyze.extensions import match_custom
 from tracekit.analyze.values import same_scalar, values_at
 from tracekit.cases.dates import DateError, date_readings, parse_date_value
 from tracekit.trace.canonical import canonical_json
@@ -49,7 +50,7 @@ MatchResult = tuple[bool, str]
 def match_argument(matcher: ArgMatcher, value: Any, context: MatchContext) -> MatchResult:
     """Apply one matcher to one argument value."""
     kind = matcher.kind
-    if value is MISSING and kind not in ("present", "any_of"):
+    if value is MISSING and kind not in ("present", "any_of", "custom"):
         return False, "argument missing"
     return _MATCHERS[kind](matcher.value, value, context)
 
@@ -194,4 +195,5 @@ _MATCHERS: dict[str, Callable[[Any, Any, MatchContext], MatchResult]] = {
     "from_output": _from_output,
     "present": _present,
     "any_of": _any_of,
+    "custom": match_custom,
 }

@@ -33,7 +33,7 @@ from tracekit.cases.injections import (
 )
 from tracekit.cases.lint import lint_library
 from tracekit.cases.loader import CaseEntry, CaseLibrary, case_files, collect_library, load_case, load_cases
-from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NumberRange, OutputRef
+from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NamedExtension, NumberRange, OutputRef
 from tracekit.cases.model import Case
 from tracekit.cases.scoring import Bound, Criteria, Judge, Scoring, SkillGroup, Skills, Tiers, ToolTiers
 from tracekit.cases.tool_schema import check_value, property_schema
@@ -70,6 +70,7 @@ __all__ = [
     "LatencyFault",
     "MockResponse",
     "MockedCall",
+    "NamedExtension",
     "NumberRange",
     "OrderMode",
     "OutputRef",

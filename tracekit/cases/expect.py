@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from tracekit.cases.base import StrictModel
-from tracekit.cases.matchers import ExpectedCall
+from tracekit.cases.matchers import ExpectedCall, NamedExtension
 from tracekit.cases.scoring import Bound, Tiers, ToolTiers
 
 OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset", "unordered"]
@@ -164,6 +164,10 @@ class Expect(StrictModel):
         default=None,
         description="Tiers of the calls of a tool made after that tool had returned an error in this trace "
         "(\"继续调用已知失败的工具\").",
+    )
+    checks: list[NamedExtension] = Field(
+        default_factory=list,
+        description="Checks an installed package adds (`@case_check`), by name, each given its `value` as options.",
     )
     either: list[Branch] = Field(
         default_factory=list, description="Branches of a Pass line 'A 或 B': the check passes when one branch holds."

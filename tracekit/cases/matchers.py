@@ -24,9 +24,17 @@ class OutputRef(StrictModel):
     path: str = Field(description="Dotted path in the result, e.g. 'city_id' or 'items[1].product_id'.")
 
 
+class NamedExtension(StrictModel):
+    """A check or matcher that an installed package adds (``tracekit plugins`` lists them), by its name, with
+    the value or options it is given."""
+
+    name: str = Field(min_length=1, description="The name it is registered under (its entry point's name).")
+    value: Any = Field(default=None, description="What it is given: the expected value or its options.")
+
+
 MATCHER_NAMES = (
     "exact", "subset", "one_of", "range", "regex", "contains", "enum",
-    "relative_date", "from_output", "present", "any_of",
+    "relative_date", "from_output", "present", "any_of", "custom",
 )  # fmt: skip
 
 
@@ -37,7 +45,8 @@ class ArgMatcher(StrictModel):
     ``range`` number within bounds; ``regex`` string matches (search); ``contains`` string contains;
     ``enum`` value in the tool schema's enum (true) or in the given list; ``relative_date`` the date the
     phrase means from ``context.now``; ``from_output`` equals a value of an earlier result;
-    ``present`` the argument is given (true) or absent (false); ``any_of`` one of several matchers.
+    ``present`` the argument is given (true) or absent (false); ``any_of`` one of several matchers;
+    ``custom`` a matcher an installed package adds, by name.
     """
 
     exact: Any = Field(default=None, description="Value the argument must equal.")
@@ -55,6 +64,9 @@ class ArgMatcher(StrictModel):
     from_output: OutputRef | None = Field(default=None, description="Value must come from an earlier result.")
     present: bool | None = Field(default=None, description="true: argument given; false: argument absent.")
     any_of: list[ArgMatcher] | None = Field(default=None, description="Passes when any matcher passes.")
+    custom: NamedExtension | None = Field(
+        default=None, description="A matcher an installed package adds (`@argument_matcher`), by name, with its value."
+    )
 
     @model_validator(mode="before")
     @classmethod

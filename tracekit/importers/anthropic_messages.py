@@ -12,31 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.importers.common import (
-    ImportedTrace,
+    conversation_importer,
     fail,
-    import_conversation_files,
     read_json,
     type_name,
 )
 from tracekit.trace import Content
 
 SOURCE = "import:anthropic-messages"
-
-
-def import_anthropic_messages(
-    paths: list[str | Path],
-    *,
-    case_id: str | None = None,
-    cases_dir: str | Path | None = None,
-    problems: list[str] | None = None,
-) -> list[ImportedTrace]:
-    """One trace per file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a
-    file that cannot be read is named there and the others are imported; without one it raises
-    ``ImportFormatError``."""
-    return import_conversation_files(
-        paths, read_anthropic_messages, source=SOURCE, provider="anthropic", case_id=case_id, cases_dir=cases_dir,
-        problems=problems,
-    )
 
 
 def read_anthropic_messages(path: str | Path) -> tuple[Content | None, list[dict[str, Any]]]:
@@ -111,3 +94,6 @@ def _check_block(path: str | Path, where: str, role: str, block: Any) -> None:
         inner = block.get("content", "")
         if not isinstance(inner, (str, list)):
             raise fail(path, f"{where}.content", f"expected a string or a list of blocks, got {type_name(inner)}")
+
+
+import_anthropic_messages = conversation_importer(read_anthropic_messages, source=SOURCE, provider="anthropic")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -204,6 +204,36 @@ def import_conversation_files(
         trace.origin = str(path)
         traces.append(trace)
     return traces
+
+
+class ConversationImporter(Protocol):
+    """An importer of files that each hold one conversation (``conversation_importer`` makes one)."""
+
+    def __call__(
+        self, paths: list[str | Path], *, case_id: str | None = None, cases_dir: str | Path | None = None,
+        problems: list[str] | None = None,
+    ) -> list[ImportedTrace]: ...  # fmt: skip
+
+
+def conversation_importer(
+    read_conversation: Callable[[str | Path], tuple[Content | None, list[dict[str, Any]]]], *, source: str,
+    provider: str,
+) -> ConversationImporter:  # fmt: skip
+    """The importer of files that each hold one conversation, read by ``read_conversation``: one trace per
+    file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a file that cannot
+    be read is named there and the others are imported; without one it raises ``ImportFormatError``."""
+
+    def import_files(
+        paths: list[str | Path], *, case_id: str | None = None, cases_dir: str | Path | None = None,
+        problems: list[str] | None = None,
+    ) -> list[ImportedTrace]:  # fmt: skip
+        return import_conversation_files(
+            paths, read_conversation, source=source, provider=provider, case_id=case_id, cases_dir=cases_dir,
+            problems=problems,
+        )  # fmt: skip
+
+    import_files.__doc__ = conversation_importer.__doc__
+    return import_files
 
 
 def write_traces(traces: Iterable[ImportedTrace], out_dir: str | Path, problems: list[str] | None = None) -> list[Path]:

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.importers.common import (
-    ImportedTrace,
+    conversation_importer,
     fail,
-    import_conversation_files,
     read_json,
     type_name,
 )
@@ -23,22 +22,6 @@ from tracekit.trace import Content
 
 SOURCE = "import:openai-messages"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-
-
-def import_openai_messages(
-    paths: list[str | Path],
-    *,
-    case_id: str | None = None,
-    cases_dir: str | Path | None = None,
-    problems: list[str] | None = None,
-) -> list[ImportedTrace]:
-    """One trace per file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a
-    file that cannot be read is named there and the others are imported; without one it raises
-    ``ImportFormatError``."""
-    return import_conversation_files(
-        paths, _read_conversation, source=SOURCE, provider="openai", case_id=case_id, cases_dir=cases_dir,
-        problems=problems,
-    )
 
 
 def _read_conversation(path: str | Path) -> tuple[Content | None, list[dict[str, Any]]]:
@@ -100,3 +83,6 @@ def check_chat_message(path: str | Path, where: str, message: Any) -> None:
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, dict)):
             raise fail(path, f"{at}.function.arguments", f"expected a JSON string, got {type_name(arguments)}")
+
+
+import_openai_messages = conversation_importer(_read_conversation, source=SOURCE, provider="openai")

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.importers.common import (
-    ImportedTrace,
+    conversation_importer,
     fail,
-    import_conversation_files,
     read_json,
     type_name,
 )
@@ -26,22 +25,6 @@ from tracekit.trace import Content
 
 SOURCE = "import:openai-responses"
 ROLES = ("user", "assistant", "system", "developer")
-
-
-def import_openai_responses(
-    paths: list[str | Path],
-    *,
-    case_id: str | None = None,
-    cases_dir: str | Path | None = None,
-    problems: list[str] | None = None,
-) -> list[ImportedTrace]:
-    """One trace per file, named after the file, bound to ``case_id`` when given. With a ``problems`` list a
-    file that cannot be read is named there and the others are imported; without one it raises
-    ``ImportFormatError``."""
-    return import_conversation_files(
-        paths, read_openai_responses, source=SOURCE, provider=openai_responses.NAME, case_id=case_id,
-        cases_dir=cases_dir, problems=problems,
-    )  # fmt: skip
 
 
 def read_openai_responses(path: str | Path) -> tuple[Content | None, list[dict[str, Any]]]:
@@ -115,3 +98,6 @@ def _check_strings(path: str | Path, where: str, item: dict[str, Any], keys: tup
     for key in keys:
         if not isinstance(item.get(key), str):
             raise fail(path, f"{where}.{key}", f'{item["type"]} without a string "{key}"')
+
+
+import_openai_responses = conversation_importer(read_openai_responses, source=SOURCE, provider=openai_responses.NAME)

@@ -93,23 +93,14 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced."""
-        spans = self._literals.spans(text)
-        if spans:
-            text = _replaced(text, spans, REPLACEMENT)
         compiled = self._compile()
-        if compiled.needles is not None and not any(n in text for n in compiled.needles):
-            return text
-        return compiled.text.sub(REPLACEMENT, text)
+        return _redacted(text, self._literals.spans(text), REPLACEMENT, compiled.needles, compiled.text)
 
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` (UTF-8) with every secret replaced."""
-        spans = self._literals.byte_spans(data)
-        if spans:
-            data = _replaced(data, spans, _REPLACEMENT_BYTES)
         compiled = self._compile()
-        if compiled.byte_needles is not None and not any(n in data for n in compiled.byte_needles):
-            return data
-        return compiled.binary.sub(_REPLACEMENT_BYTES, data)
+        return _redacted(data, self._literals.byte_spans(data), _REPLACEMENT_BYTES, compiled.byte_needles,
+                         compiled.binary)  # fmt: skip
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where secrets (registered and pattern-shaped) occur in ``text``, sorted, overlaps merged."""
@@ -149,6 +140,19 @@ class _Compiled(NamedTuple):
     binary: re.Pattern[bytes]
     needles: tuple[str, ...] | None
     byte_needles: tuple[bytes, ...] | None
+
+
+def _redacted(
+    value: AnyStr, literal_spans: list[tuple[int, int]], replacement: AnyStr, needles: tuple[AnyStr, ...] | None,
+    pattern: re.Pattern[AnyStr],
+) -> AnyStr:  # fmt: skip
+    """``value`` with the registered secrets at ``literal_spans`` replaced, then every pattern-shaped one
+    (the pattern is skipped when none of its ``needles`` occurs: most text holds no secret)."""
+    if literal_spans:
+        value = _replaced(value, literal_spans, replacement)
+    if needles is not None and not any(needle in value for needle in needles):
+        return value
+    return pattern.sub(replacement, value)
 
 
 def _replaced(value: AnyStr, spans: list[tuple[int, int]], replacement: AnyStr) -> AnyStr:

@@ -23,3 +23,19 @@ def import_lines(paths, problems):
         messages = [{"role": "user", "content": line} for line in lines]
         traces.append(build_trace(new_header(path.stem, "import:lines"), messages))
     return traces
+
+
+def answer_mentions(run, options):
+    """A case check: the final answer names ``options["word"]``."""
+    from tracekit.analyze.check import Check
+
+    word = options["word"]
+    found = word.lower() in run.final_answer.lower()
+    evidence = f"the answer {'names' if found else 'lacks'} {word!r}"
+    return [Check("answer_mentions", "pass" if found else "fail", evidence)]
+
+
+def product_keyword(expected, value, context):
+    """An argument matcher: the keyword names the product, whatever the case and spacing."""
+    squeezed = "".join(str(value).split()).lower()
+    return expected in squeezed, f"expected a keyword naming {expected!r}, got {value!r}"
