@@ -22,7 +22,7 @@ def test_headers_first_in_their_order_then_the_body() -> None:
     assert client_session(both, None) == ClientSession("t", "thread-id")
     assert client_session({"session_id": "old"}, None) == ClientSession("old", "session_id")
     assert client_session({"x-claude-code-session-id": UUID, "x-claude-code-agent-id": "a1"}, None) == ClientSession(
-        f"{UUID}.agent-a1", "x-claude-code-session-id"
+        f"{UUID}.agent-a1", "x-claude-code-session-id", tools_every_turn=True
     )
     body = {"client_metadata": {"session_id": "s", "thread_id": "t"}}
     assert client_session({"x-openai-subagent": "compact"}, body) == ClientSession("t", "client_metadata.thread_id",

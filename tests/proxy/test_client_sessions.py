@@ -33,12 +33,14 @@ TITLE_FORMAT = {"type": "json_schema", "schema": {"type": "object", "properties"
 
 
 def claude_code_session(url: str) -> list[Any]:
-    """A Claude Code-like session: two turns of the main conversation (tools offered) and, between them, the
-    title call (a small model, no tools, a structured answer: the ``structured-outputs`` beta), all with the
-    session's header and ``metadata.user_id``."""
+    """A Claude Code-like session: its quota check (``"quota"``, ``max_tokens`` 1, no tools), two turns of the main
+    conversation (tools offered) and, between them, the title call (a small model, no tools, a structured answer:
+    the ``structured-outputs`` beta), all with the session's header and ``metadata.user_id``."""
     client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0,
                                  default_headers={"X-Claude-Code-Session-Id": SESSION, "x-app": "cli"})  # fmt: skip
     system = [{"type": "text", "text": "You are Claude Code. " * 40, "cache_control": {"type": "ephemeral"}}]
+    quota = client.messages.create(model="claude-haiku-test", max_tokens=1, metadata={"user_id": USER_ID},
+                                   messages=[{"role": "user", "content": "quota"}])  # fmt: skip
     messages: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
     first = client.messages.create(model="claude-sonnet-test", max_tokens=256, system=system, messages=messages,
                                    tools=[WEATHER_TOOL], metadata={"user_id": USER_ID})  # fmt: skip
@@ -52,11 +54,12 @@ def claude_code_session(url: str) -> list[Any]:
     messages += [{"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}]
     second = client.messages.create(model="claude-sonnet-test", max_tokens=256, system=system, messages=messages,
                                     tools=[WEATHER_TOOL], metadata={"user_id": USER_ID})  # fmt: skip
-    return [first.model_dump(), title.model_dump(), second.model_dump()]
+    return [quota.model_dump(), first.model_dump(), title.model_dump(), second.model_dump()]
 
 
 def claude_code_script() -> Any:
     replies = iter([
+        text_reply("ok"),
         tool_use_reply(ToolUse("get_weather", {"city": "Paris"}), text="Checking."),
         text_reply('{"title": "Weather in Paris"}'),
         text_reply("Paris is sunny."),
@@ -71,17 +74,18 @@ def test_claude_code_session_header_makes_one_trace_with_the_title_call_as_a_sid
     header = records[0]
     assert header["session"] == SESSION and header["meta"]["session_from"] == "x-claude-code-session-id"
     calls = of_kind(records, "model_call")
-    assert [(c["model"], c.get("side_call")) for c in calls] == [
-        ("claude-sonnet-test", None), ("claude-haiku-test", True), ("claude-sonnet-test", None)]
-    assert [c["stitched"] for c in calls] == ["client", "client", "client"]
-    # The title call's conversation and reply are not the session's: 2 user/assistant turns, 1 call, 1 result.
+    assert [(c["model"], c.get("side_call")) for c in calls] == [("claude-haiku-test", True),
+        ("claude-sonnet-test", None), ("claude-haiku-test", True), ("claude-sonnet-test", None)]  # fmt: skip
+    assert [c["stitched"] for c in calls] == ["client"] * 4
+    # The quota check's and title call's conversations are not the session's: 2 turns, 1 call, 1 result.
     assert [r["message_index"] for r in of_kind(records, "assistant_message")] == [1, 3]
     assert len(of_kind(records, "tool_call")) == len(of_kind(records, "tool_result")) == 1
     assert len(of_kind(records, "system_message")) == 1
     trace = load_trace(next(tmp_path.glob("*.jsonl")))
-    assert trace.stats().llm_calls == 2 and [c.model for c in trace.side_calls()] == ["claude-haiku-test"]
+    assert trace.stats().llm_calls == 2 and [c.index for c in trace.side_calls()] == [0, 2]
     shown = [line for line in render_timeline(trace, 200) if "claude-haiku-test" in line]
-    assert len(shown) == 1 and shown[0].startswith("  side model call 1") and "Weather in Paris" in shown[0]
+    assert [line.split(" · ")[0] for line in shown] == ["  side model call 0", "  side model call 2"]
+    assert "Weather in Paris" in shown[1]
     result = analyze_trace(trace)
     assert result.stats.llm_calls == 2 and [call.name for call in result.tool_calls] == ["get_weather"]
     html = tmp_path / "html"
@@ -89,7 +93,7 @@ def test_claude_code_session_header_makes_one_trace_with_the_title_call_as_a_sid
     assert analyzed.exit_code == 0, analyzed.output
     (page,) = (html / "traces").glob("*.html")
     shown_html = page.read_text(encoding="utf-8")
-    assert shown_html.count("side call (not a turn of the conversation)") == 1
+    assert shown_html.count("side call (not a turn of the conversation)") == 2
     assert "Weather in Paris" in shown_html and "over 2 model calls" in shown_html
     with replaying(tmp_path) as proxy:
         assert claude_code_session(proxy.url) == recorded

@@ -19,7 +19,8 @@ wins when both are there). The ids read, in this order (each client's source cit
 - in a Responses body, Codex's ``client_metadata.thread_id`` (else ``session_id``).
 
 A side call is a request of the session that is no turn of its conversation: Claude Code's title or summary
-call (a small model, no tools, a structured output), Codex's compaction (``x-openai-subagent: compact``; the
+call (a small model, no tools, a structured output) and its quota check (``"content": "quota"``, ``max_tokens``
+1, no tools: ``source: "quota_check"`` in the same binary), Codex's compaction (``x-openai-subagent: compact``; the
 values are ``subagent_header`` in the same ``headers.rs``). ``is_side_call`` decides it from the request and the
 session (``tracekit.proxy.sessions``).
 """
@@ -32,8 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+CLAUDE_CODE_HEADER = "x-claude-code-session-id"
 #: Request headers that name a client's session, in the order they are read.
-SESSION_HEADERS = ("x-claude-code-session-id", "thread-id", "session-id", "session_id", "conversation_id")
+SESSION_HEADERS = (CLAUDE_CODE_HEADER, "thread-id", "session-id", "session_id", "conversation_id")
 #: Claude Code's header naming the subagent a request serves.
 AGENT_HEADER = "x-claude-code-agent-id"
 #: Codex's header naming the internal task a request serves; the values below are side calls.
@@ -54,6 +56,9 @@ class ClientSession:
     """Where it was read: the header's name, ``metadata.user_id`` or ``client_metadata.session_id``."""
     side: str | None = None
     """The client's own word that the request is a side call (``x-openai-subagent: compact``), else None."""
+    tools_every_turn: bool = False
+    """The client offers its tools on every turn of its conversation (Claude Code): a request of its session
+    that offers none is a side call (its title call, its ``quota`` check: ``max_tokens`` 1, no tools)."""
 
 
 def client_session(headers: Mapping[str, str], body: Any) -> ClientSession | None:
@@ -64,13 +69,14 @@ def client_session(headers: Mapping[str, str], body: Any) -> ClientSession | Non
         value = _usable(headers.get(name))
         if value is not None:
             agent = _usable(headers.get(AGENT_HEADER))
-            return ClientSession(f"{value}.agent-{agent}" if agent else value, name, side)
+            claude = name == CLAUDE_CODE_HEADER
+            return ClientSession(f"{value}.agent-{agent}" if agent else value, name, side, tools_every_turn=claude)
     if isinstance(body, dict):
         metadata = body.get("metadata")
         if isinstance(metadata, dict):
             found = user_id_session(metadata.get("user_id"))
             if found is not None:
-                return ClientSession(found, "metadata.user_id", side)
+                return ClientSession(found, "metadata.user_id", side, tools_every_turn=True)
         client_metadata = body.get("client_metadata")
         if isinstance(client_metadata, dict):
             for key in ("thread_id", "session_id"):

@@ -130,13 +130,14 @@ class Resolution:
 
 def is_side_call(session: Session, chain: list[int], client: ClientSession, no_tools: bool, structured: bool) -> bool:
     """Whether a request of a client's session is a side call: the client says so (Codex's compaction), or it
-    offers no tools and either asks for a structured answer (Claude Code's title call) or does not continue the
-    session's conversation (a summary of it, asked in a conversation of its own)."""
+    offers no tools and either asks for a structured answer (Claude Code's title call), comes from a client that
+    offers its tools on every turn (Claude Code's quota check), or does not continue the session's conversation
+    (a summary of it, asked in a conversation of its own)."""
     if client.side is not None:
         return True
     if not no_tools:
         return False
-    if structured:
+    if structured or client.tools_every_turn:
         return True
     known = session.chain
     continues = bool(known) and len(chain) >= len(known) and chain[len(known) - 1] == known[-1]
