@@ -26,7 +26,7 @@ from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
 from tracekit.trace.builder import message_fingerprint
 from tracekit.trace.models import Content
-from tracekit.trace.react_text import react_history
+from tracekit.trace.react_text import CALLING_TOOLS_JSON, react_history
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +94,18 @@ SEEN_MESSAGES = SeenMessages()
 NO_CONVERSATION = Conversation()
 
 
-def derive_conversation(provider: Provider, body: Any) -> Conversation:
+def derive_conversation(provider: Provider, body: Any, raw: bytes | None = None) -> Conversation:
     """The canonical conversation of ``body`` (empty when the body is not a JSON object); tool calls and results
-    that a ReAct-style client sends back as text are read as calls and results (``tracekit.trace.react_text``)."""
+    that a ReAct-style client sends back as text are read as calls and results (``tracekit.trace.react_text``;
+    only looked for when the body's JSON ``raw``, if given, holds their marker)."""
     if not isinstance(body, dict):
         return NO_CONVERSATION
     try:
         system, messages = provider.request_conversation(body)
     except Exception as exc:  # any shape a client sends ("messages": 3): forwarded and recorded as it is
         return Conversation(error=f"{type(exc).__name__}: {exc}")
+    if raw is not None and CALLING_TOOLS_JSON not in raw:
+        return Conversation(system, messages)
     return Conversation(system, react_history(messages))
 
 
@@ -150,7 +153,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         key=request_key(route, body, raw),
         stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
-        conversation=derive_conversation(provider, body),
+        conversation=derive_conversation(provider, body, raw),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
         client_session=client_session(headers, body),

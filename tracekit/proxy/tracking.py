@@ -84,7 +84,7 @@ class ExchangeTracker:
         if self.config.intercepts and isinstance(request.body, dict):
             rewrite = rewrite_request(provider, request.body, self.config.intercepts, prior=resolution.prior)
             if rewrite.changed:
-                conversation = derive_conversation(provider, rewrite.body)
+                conversation = derive_conversation(provider, rewrite.body, request.raw)
                 sent = SentRequest(rewrite.body, orjson.dumps(rewrite.body), request_key(request.route, rewrite.body),
                                    conversation, tuple(rewrite.injections))  # fmt: skip
         faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS

@@ -26,6 +26,9 @@ import json
 from typing import Any
 
 CALLING_TOOLS = "Calling tools:\n"
+#: The same as a JSON text holds it: a request body without these bytes has no such turn (a search in bytes
+#: costs next to nothing; the proxy looks at every request of every session).
+CALLING_TOOLS_JSON = b"Calling tools:\\n"
 OBSERVATION = "Observation:\n"
 CALL_ID = "Call id: "
 ERROR = "\nError:\n"
@@ -54,7 +57,17 @@ def react_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _has_calling_text(message: Any) -> bool:
-    return isinstance(message, dict) and message.get("role") == "assistant" and CALLING_TOOLS in _text(message)
+    """Whether an assistant turn holds the calls' marker (a substring search per text, nothing copied: every
+    request of every session is looked at)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return CALLING_TOOLS in content
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and isinstance(block.get("text"), str) and CALLING_TOOLS in block["text"]
+        for block in content
+    )
 
 
 def _text(message: dict[str, Any]) -> str:
