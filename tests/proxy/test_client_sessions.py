@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import jsonschema
 import openai
 from click.testing import CliRunner
 
@@ -88,6 +89,10 @@ def test_claude_code_session_header_makes_one_trace_with_the_title_call_as_a_sid
     assert "Weather in Paris" in shown[1]
     result = analyze_trace(trace)
     assert result.stats.llm_calls == 2 and [call.name for call in result.tool_calls] == ["get_weather"]
+    schema = json.loads(CliRunner().invoke(cli, ["schema", "trace"]).output)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert [list(validator.iter_errors(record)) for record in records] == [[]] * len(records)
+    assert "side_call" in json.dumps(schema)
     html = tmp_path / "html"
     analyzed = CliRunner().invoke(cli, ["analyze", str(next(tmp_path.glob("*.jsonl"))), "--html", str(html)])
     assert analyzed.exit_code == 0, analyzed.output
