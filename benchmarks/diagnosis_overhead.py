@@ -37,7 +37,7 @@ def main() -> None:
         return (time.process_time() - start) / len(traces) * 1000
 
     with_diagnosis = min(per_trace() for _ in range(args.rounds))
-    entry.diagnose_entry = lambda trace, findings, verdict, policy: (findings, None)
+    entry.diagnose_entry = lambda trace, findings, verdict, policy, reference=None: (findings, None)
     try:
         without = min(per_trace() for _ in range(args.rounds))
     finally:

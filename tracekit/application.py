@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.config import detector_options as resolve_detector_options
-from tracekit.analyze.judge_store import JudgeProvider, find_judge_store
+from tracekit.analyze.judge_store import DiagnosisJudgeProvider, JudgeProvider, find_judge_store
 from tracekit.analyze.results import AnalyzeSettings
 from tracekit.analyze.sources import SourceNames, iter_trace_paths, trace_paths
 from tracekit.errors import OptionsError, TracekitError
@@ -74,6 +74,26 @@ def kept_judge(
     return partial(judge_hook, config), note
 
 
+def diagnosis_judge(
+    paths: Sequence[str | Path], store: str | Path | None, model: str, offline: bool = False
+) -> tuple[DiagnosisJudgeProvider, str]:
+    """The judge over the evidence (``--diagnose-model``): the provider of ``AnalyzeSettings.diagnosis_judge``
+    and a note; its answers are kept in the same store as the case judge's. ``OptionsError`` for a model that
+    cannot judge."""
+    # The judge package (the SDK clients, the proxy) is imported only when a judge is asked for.
+    from tracekit.judge import JudgeConfig, JudgeError
+    from tracekit.judge.critical_step import STORE_FOLDER, diagnosis_hook  # same reason
+
+    try:
+        config = JudgeConfig(model=model, store=store or find_judge_store(paths) or _new_store(paths),
+                             offline=offline)  # fmt: skip
+    except JudgeError as exc:
+        raise OptionsError(f"--diagnose-model: {exc}") from exc
+    where = join(str(config.store), STORE_FOLDER) if is_url(str(config.store)) else Path(config.store) / STORE_FOLDER
+    how = "kept only (offline)" if offline else f"kept, others from {model}"
+    return partial(diagnosis_hook, config), f"diagnosis judge: {where}, {how}"
+
+
 def _new_store(paths: Sequence[str | Path]) -> str | Path:
     """Where a judge model's new verdicts are kept when no store exists yet: ``judge/`` in the first PATH."""
     first = local(paths[0]) if paths else "."
@@ -116,10 +136,12 @@ class Analysis:
         judge_model: str | None = None,
         judge_offline: bool = False,
         judge: bool = True,
+        diagnose_model: str | None = None,
     ) -> Analysis:
         """Decode the options once. ``results_dir``: the results file's folder (``trace_file`` is relative
         to it). ``judge=False``: no judge (judged cases pending). ``OptionsError`` for what the options get
-        wrong (a PATH that is not there, an unknown case, a library of which nothing loads)."""
+        wrong (a PATH that is not there, an unknown case, a library of which nothing loads).
+        ``diagnose_model``: the judge over the evidence of failed traces (``diagnosis_judge``)."""
         given = tuple(os.fspath(local(path)) for path in paths)
         try:
             options = resolve_detector_options(config_path, tuple(detector_options), detector_preset)
@@ -144,6 +166,10 @@ class Analysis:
         if library is not None and judge:
             provider, note = kept_judge(given, judge_store, judge_model, judge_offline)
             settings = replace(settings, judge=provider)
+        if diagnose_model is not None:
+            diagnoser, diagnose_note = diagnosis_judge(given, judge_store, diagnose_model, judge_offline)
+            settings = replace(settings, diagnosis_judge=diagnoser)
+            note = f"{note}\n{diagnose_note}" if note else diagnose_note
         return cls(given, files, settings, library, problems, note)
 
     def keeping(self, **changes: Any) -> Analysis:

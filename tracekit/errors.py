@@ -24,6 +24,7 @@ and where (file, line, field), so that a person knows what to fix::
      ├── GuardConfigError      a guard file that cannot be used (file, line, field)
      ├── PolicyError           a policy file that cannot be used (file, line, field)
      │    └── ExpressionError       an expression of a policy that does not parse (its position)
+     ├── ExpectedActionsError  an expected-actions file that cannot be used (file, entry, field)
      ├── OptionsError          a command's options that cannot be used (tracekit.application)
      ├── PluginError           an installed extension (entry point) that cannot be loaded or used
      ├── ProxySetupError       a proxy that cannot start as configured (bind address, recordings)
@@ -125,6 +126,10 @@ class ExpressionError(PolicyError):
     """An expression of a policy file that does not parse (the message names the position)."""
 
 
+class ExpectedActionsError(TracekitError):
+    """An ``--expected-actions`` file that cannot be read or holds a malformed call (``tracekit.diagnose``)."""
+
+
 class OptionsError(TracekitError):
     """Options a command was given that cannot be used: a case the library lacks, a judge model that cannot
     judge, a path that is not there (raised by ``tracekit.application``; the CLI exits 2 with the message)."""
@@ -141,6 +146,10 @@ class ProxySetupError(TracekitError):
 
 class CaseVerdictFailed(TracekitError):
     """A recording of the case got a failing verdict; the message lists the runs and their failed checks."""
+
+
+class EventStreamError(TracekitError, ValueError):
+    """Bytes that are not a valid AWS event-stream message (a length or CRC that does not match)."""
 
 
 class BodyRefused(TracekitError):

@@ -40,10 +40,16 @@ def tool(
     return [message, *results]
 
 
-def tau_trace(*messages: dict[str, Any] | list[dict[str, Any]], reward: float = 0.0) -> Trace:
-    """A trace of one tau-bench trajectory made of ``messages`` (lists from ``tool`` are spliced in)."""
+def tau_trace(
+    *messages: dict[str, Any] | list[dict[str, Any]], reward: float = 0.0, info: dict[str, Any] | None = None
+) -> Trace:
+    """A trace of one tau-bench trajectory made of ``messages`` (lists from ``tool`` are spliced in); ``info``
+    as tau-bench writes it (``{"task": {"actions": [{"name", "kwargs"}], "outputs": [...]}}``)."""
     traj: list[dict[str, Any]] = [{"role": "system", "content": "# Airline Agent Policy"}]
     for message in messages:
         traj.extend(message if isinstance(message, list) else [message])
-    imported = trajectory_trace({"task_id": 1, "trial": 0, "reward": reward, "traj": traj}, domain="airline")
+    entry: dict[str, Any] = {"task_id": 1, "trial": 0, "reward": reward, "traj": traj}
+    if info is not None:
+        entry["info"] = info
+    imported = trajectory_trace(entry, domain="airline")
     return Trace(header=imported.records[0], records=imported.records[1:])

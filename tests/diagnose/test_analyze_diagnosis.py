@@ -93,7 +93,7 @@ def test_the_real_airline_trajectories_with_the_shipped_policy(tmp_path: Path) -
     flagged = [t for t in passed if t.get("diagnosis") and t["diagnosis"]["step"] is not None
                and not t["diagnosis"]["recovered"]]  # fmt: skip
     # The figures of benchmarks/results/diagnosis_tau_airline.md (issue 29 asks 90% and 10%: see there).
-    assert len(named) >= 51 and len(flagged) <= 4
+    assert len(named) >= 0.9 * len(failed) and len(flagged) <= 5
     for trace in named:
         steps = {call["index"] for call in trace["tool_calls"]}
         assert trace["diagnosis"]["call"] is None or trace["diagnosis"]["call"] in steps

@@ -33,7 +33,30 @@ def test_expressions_hold_or_not(text: str, holds: bool) -> None:
     assert parse_expression(text).evaluate(RESULT, {"n": 5}) is holds
 
 
-@pytest.mark.parametrize("text", ["status ==", 'status = "x"', "items[x]", "(status", 'status == "a" extra', "a.", "@"])
+def test_lists_functions_arithmetic_computed_keys_and_other_results() -> None:
+    result = {"payment_methods": {"gift_card_1": {"balance": 30}}, "items": [{"item_id": "a"}, {"item_id": "b"}],
+              "membership": "gold", "passengers": [{}, {}]}  # fmt: skip
+    arguments = {"pid": "gift_card_1", "ids": ["a", "b"], "pay": [{"id": "certificate_1"}, {"id": "gift_card_2"}],
+                 "amount": 100, "cabin": "economy"}  # fmt: skip
+    holds = [
+        "payment_methods[args.pid].balance >= 20",
+        "all_in(args.ids, items[*].item_id) and not all_in(['a', 'c'], items[*].item_id)",
+        'count(args.pay[*].id, "certificate_*") == 1 and count(args.pid, "gift_card_*") == 1',
+        "args.amount == 50 * len(passengers) or args.amount == 100 * len(passengers)",
+        "(1 + 2) * 2 == 6 and max(0, 1 - 3) == 0 and min(4, [2, 3]) == 2 and sum([1, 2.5]) == 3.5 and -1 < 0",
+        'membership + "/" + args.cabin in ["gold/economy"]',
+        'latest.get_user_details.membership == "silver"',
+        "len(args.nothing[*].x) == null and args.cabin * 2 == null",  # not a list, not numbers: null
+    ]
+    for text in holds:
+        assert parse_expression(text).evaluate(result, arguments, {"get_user_details": {"membership": "silver"}}), text
+    with pytest.raises(ExpressionError, match="count\\(\\) takes 2 argument"):
+        parse_expression('count(args.x) == 1')
+
+
+@pytest.mark.parametrize(
+    "text", ["status ==", 'status = "x"', "items[]", "items[x", "(status", 'status == "a" extra', "a.", "@"]
+)
 def test_what_does_not_parse_names_where(text: str) -> None:
     with pytest.raises(ExpressionError, match=r"position|expected|unexpected"):
         parse_expression(text)

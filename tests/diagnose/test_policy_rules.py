@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tracekit.diagnose import Conversation, Policy, trace_violations
+from tracekit.diagnose import Conversation, Policy, load_policy, trace_violations
 
 from .tau_format import say, tau_trace, tool, user
 
@@ -142,3 +142,77 @@ def test_calls_of_a_class_one_at_a_time() -> None:
 )  # fmt: skip
 def test_the_conversation_must_not_end_with_the_task_open(messages: list[Any], expected: list[str]) -> None:
     assert rules(*messages) == expected
+
+
+def test_a_tool_the_user_never_asked_for_and_a_rule_over_another_tools_result() -> None:
+    policy = Policy.model_validate({
+        "name": "asked",
+        "classes": {"write": ["send_certificate"]},
+        "preconditions": [{"tool": "send_certificate", "user_asked": ["compensat", "补偿"],
+                           "holds": 'latest.get_user_details.membership in ["gold"]'}],
+        "open_task": {"enabled": False},
+    })  # fmt: skip
+    user_gold = tool("get_user_details", {"user_id": "u1"}, {"membership": "gold"})
+    send = tool("send_certificate", {"user_id": "u1", "amount": 50}, "Certificate added")
+    assert rules(user("my flight was late"), user_gold, send, policy=policy) == ["policy:user_request"]
+    assert rules(user("I want compensation"), user_gold, send, policy=policy) == []
+    assert rules(user("我要补偿"), user_gold, send, policy=policy) == []
+    regular = tool("get_user_details", {"user_id": "u1"}, {"membership": "regular"})
+    assert rules(user("Compensation, please"), regular, send, policy=policy) == ["policy:precondition_state"]
+
+
+AIRLINE = load_policy("tau-airline")
+USER = {"user_id": "mia_li_3668", "membership": "silver",
+        "payment_methods": {"credit_card_1": {"source": "credit_card"}, "certificate_2": {"source": "certificate"},
+                            "gift_card_3": {"source": "gift_card"}}}  # fmt: skip
+
+
+def booking(**changes: Any) -> list[dict[str, Any]]:
+    arguments = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SEA", "flight_type": "one_way",
+                 "cabin": "economy", "flights": [{"flight_number": "HAT136", "date": "2024-05-20"}],
+                 "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}] * 2,
+                 "payment_methods": [{"payment_id": "credit_card_1", "amount": 300}],
+                 "total_baggages": 5, "nonfree_baggages": 1, "insurance": "no", **changes}  # fmt: skip
+    return tool("book_reservation", arguments, {"reservation_id": "NEW001"})
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({}, []),  # silver economy: 2 free bags each, 5 bags for 2 passengers: 1 paid
+    ({"nonfree_baggages": 0}, ["policy:precondition_state"]),
+    ({"cabin": "business", "nonfree_baggages": 0}, []),  # silver business: 3 each
+    ({"payment_methods": [{"payment_id": "credit_card_9", "amount": 300}]}, ["policy:precondition_state"]),
+    ({"payment_methods": [{"payment_id": "gift_card_3", "amount": 1}, {"payment_id": "certificate_2", "amount": 1},
+                          {"payment_id": "credit_card_1", "amount": 1}]}, []),
+])  # fmt: skip
+def test_the_shipped_airline_booking_rules(changes: dict[str, Any], expected: list[str]) -> None:
+    steps = (user("book it"), tool("get_user_details", {"user_id": "mia_li_3668"}, USER),
+             say("Book HAT136 on 2024-05-20, economy, 5 bags, 1 paid, credit_card_1? Please confirm."), user("yes"),
+             booking(**changes), say("Booked."), user("###STOP###"))  # fmt: skip
+    assert [rule for rule in rules(*steps, policy=AIRLINE) if rule != "policy:proposal"] == expected
+
+
+def test_two_certificates_in_one_booking_break_the_payment_rule() -> None:
+    two = [{"payment_id": "certificate_2", "amount": 1}, {"payment_id": "certificate_7", "amount": 1}]
+    profile = {**USER, "payment_methods": {**USER["payment_methods"], "certificate_7": {}}}
+    steps = (user("book it"), tool("get_user_details", {"user_id": "mia_li_3668"}, profile),
+             say("Confirm?"), user("yes"), booking(payment_methods=two), say("Booked."),
+             user("###STOP###"))  # fmt: skip
+    assert "policy:precondition_state" in rules(*steps, policy=AIRLINE)
+
+
+def test_the_shipped_airline_compensation_rules() -> None:
+    reservation = {"reservation_id": "ZFA04Y", "cabin": "economy", "insurance": "no", "passengers": [{}, {}]}
+    regular = {**USER, "membership": "regular"}
+
+    def compensate(profile: dict[str, Any], amount: int, complaint: str) -> list[str]:
+        return rules(user(complaint), tool("get_user_details", {"user_id": "mia_li_3668"}, profile),
+                     tool("get_reservation_details", {"reservation_id": "ZFA04Y"}, reservation),
+                     say(f"I can send a ${amount} certificate. Confirm?"), user("yes"),
+                     tool("send_certificate", {"user_id": "mia_li_3668", "amount": amount}, "Certificate added"),
+                     say("Sent."), user("###STOP###"), policy=AIRLINE)  # fmt: skip
+
+    asked = "My flight was cancelled, I want compensation"
+    assert compensate(USER, 200, asked) == []  # silver, two passengers, cancelled: $100 each
+    assert compensate(USER, 200, "My flight was cancelled.") == ["policy:user_request"]
+    assert compensate(regular, 200, asked) == ["policy:precondition_state"]  # regular, economy, no insurance
+    assert compensate(USER, 150, asked) == ["policy:precondition_state"]  # neither $50 nor $100 per passenger

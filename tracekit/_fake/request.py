@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
-Provider = Literal["anthropic", "openai", "openai_responses"]
+Provider = Literal["anthropic", "openai", "openai_responses", "bedrock_converse", "bedrock_invoke"]
+#: The routes whose path names the model and the stream (``/model/{modelId}/converse-stream``).
+PATH_ROUTED = ("bedrock_converse", "bedrock_invoke")
 
 
 @dataclass
@@ -30,15 +33,22 @@ class FakeRequest:
     provider: Provider | None
     query: Mapping[str, str] = field(default_factory=dict)
     messages: Sequence[Any] = field(default_factory=list)
+    raw_path: str = ""
+    """The path as it came on the wire, percent-encoding kept (what a SigV4 signature covers)."""
 
     @property
     def stream(self) -> bool:
-        """Whether the request asked for an SSE stream."""
+        """Whether the request asked for a stream (SSE, or Bedrock's event stream: the path says so)."""
+        if self.provider in PATH_ROUTED:
+            return self.path.rstrip("/").endswith("-stream")
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
     def model(self) -> str:
-        """The requested model (empty when absent)."""
+        """The requested model (empty when absent; Bedrock's is in the path, ``/model/{modelId}/...``)."""
+        if self.provider in PATH_ROUTED:
+            parts = (self.raw_path or self.path).split("/")  # (encoded: an ARN model id holds a ``%2F``)
+            return unquote(parts[2]) if len(parts) > 3 and parts[1] == "model" else ""
         model = self.body.get("model") if isinstance(self.body, dict) else None
         return model if isinstance(model, str) else ""
 

@@ -14,7 +14,7 @@ from functools import partial
 import orjson
 from aiohttp import web
 
-from tracekit._fake import anthropic_wire, openai_wire, responses_wire
+from tracekit._fake import anthropic_wire, bedrock_wire, openai_wire, responses_wire
 from tracekit._fake.replies import ConnectionReset, ErrorReply, MessageReply, Reply, error_reply
 from tracekit._fake.request import FakeRequest, Provider
 from tracekit._fake.response_store import ResponseStore
@@ -28,6 +28,8 @@ ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai_responses",
+    "/model/{model}/{operation:converse|converse-stream}": "bedrock_converse",
+    "/model/{model}/{operation:invoke|invoke-with-response-stream}": "bedrock_invoke",
 }
 SERVER_HEADER = "tracekit-fake-upstream"
 
@@ -61,6 +63,7 @@ class FakeUpstream(ThreadServed):
         self._ids = FakeIds()
         self._runner: web.AppRunner | None = None
         self._thread: LoopThread | None = None
+        self._route_of: dict[object, Provider] = {}
 
     # -- addresses ---------------------------------------------------------------------------------------
 
@@ -92,8 +95,8 @@ class FakeUpstream(ThreadServed):
         """The aiohttp application (to run it some other way, e.g. with aiohttp's test server)."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get(HEALTH_PATH, self._health)
-        for path in ROUTES:
-            app.router.add_post(path, self._serve)
+        for path, provider in ROUTES.items():
+            self._route_of[app.router.add_post(path, self._serve).resource] = provider
         app.router.add_post("/v1/conversations", self._create_conversation)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
@@ -166,7 +169,7 @@ class FakeUpstream(ThreadServed):
         return await self._deliver(request, self._render_error("anthropic", error))
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
-        provider = ROUTES[request.path]
+        provider = self._route_of[request.match_info.route.resource]
         fake = await self._receive(request, provider)
         body = fake.body
         if not isinstance(body, dict):
@@ -174,7 +177,7 @@ class FakeUpstream(ThreadServed):
                 400, "invalid_request_error", "the request body is not a JSON object", should_retry=False
             )
             return await self._deliver(request, self._render_error(provider, error))
-        if provider == "openai":
+        if provider in ("openai", "bedrock_converse", "bedrock_invoke"):
             fake.messages = list(body.get("messages") or [])
             return await self._answer(request, fake, provider)
         if provider == "openai_responses":
@@ -209,6 +212,7 @@ class FakeUpstream(ThreadServed):
             raw=raw,
             provider=provider,
             query=dict(request.query),
+            raw_path=request.raw_path.split("?", 1)[0],
         )
         self.requests.append(fake)
         return fake
@@ -250,11 +254,17 @@ class FakeUpstream(ThreadServed):
             return anthropic_wire.render_message(reply, fake, self._ids, self._ids.next("msg_fake_"))
         if provider == "openai_responses":
             return responses_wire.render_message(reply, fake, self._ids)
+        if provider == "bedrock_converse":
+            return bedrock_wire.render_converse(reply, fake, self._ids)
+        if provider == "bedrock_invoke":
+            return bedrock_wire.render_invoke(reply, fake, self._ids)
         return openai_wire.render_message(reply, fake, self._ids)
 
     def _render_error(self, provider: Provider, error: ErrorReply) -> WireResponse:
         if provider == "anthropic":
             return anthropic_wire.render_error(error, self._ids.next("req_fake_"))
+        if provider in ("bedrock_converse", "bedrock_invoke"):
+            return bedrock_wire.render_error(error, self._ids.next("req-fake-"))
         return openai_wire.render_error(error, self._ids.next("req_fake_"))
 
     async def _deliver(

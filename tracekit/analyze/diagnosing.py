@@ -25,6 +25,7 @@ from tracekit.diagnose.critical import (
     handover_violation,
     outside_violations,
 )
+from tracekit.diagnose.reference import Reference, load_expected_actions
 from tracekit.diagnose.talked_past import may_talk_past
 
 if TYPE_CHECKING:
@@ -36,6 +37,23 @@ if TYPE_CHECKING:
 def policy_named(name: str) -> Policy:
     """The policy of ``--policy`` (a file or a shipped name), loaded once per process."""
     return load_policy(name)
+
+
+@lru_cache(maxsize=4)
+def expected_actions_named(path: str) -> dict[str, Reference]:
+    """The references of ``--expected-actions`` (by trace id or case id), loaded once per process."""
+    return load_expected_actions(path)
+
+
+def reference_of(trace: Trace, policy: Policy | None, expected_actions: str | None) -> Reference | None:
+    """The expected calls of ``trace``: the user's (``--expected-actions``, by trace id, then case id), else
+    with a policy (which says which calls change state) the ones its header carries (a benchmark's)."""
+    if expected_actions is not None:
+        given = expected_actions_named(expected_actions)
+        found = given.get(trace.header.trace_id) or given.get(trace.header.case_id or "")
+        if found is not None:
+            return found
+    return Reference.of_meta(trace.header.meta) if policy is not None else None
 
 
 def failed_by_outcome(trace: Trace, verdict: Any) -> list[str]:
@@ -50,15 +68,20 @@ def failed_by_outcome(trace: Trace, verdict: Any) -> list[str]:
 
 
 def diagnose_entry(
-    trace: Trace, findings: list[Finding], verdict: Any, policy: Policy | None
+    trace: Trace,
+    findings: list[Finding],
+    verdict: Any,
+    policy: Policy | None,
+    reference: Reference | None = None,
 ) -> tuple[list[Finding], Diagnosis | None]:
     """The violations as findings (appended to ``findings``) and the ``diagnosis`` (None: not failed).
-    ``verdict``: the verdict as a dict or a results model (both read with ``[key]`` and ``.get``)."""
+    ``verdict``: the verdict as a dict or a results model (both read with ``[key]`` and ``.get``);
+    ``reference``: the expected calls (``reference_of``)."""
     why = failed_by_outcome(trace, verdict)
-    if not (why or policy is not None or _worth_reading(trace)):
+    if not (why or policy is not None or reference is not None or _worth_reading(trace)):
         return findings, None  # nothing the invariants could read: the trace is written as before
     conversation = Conversation.of(trace)
-    violations = trace_violations(trace, conversation, policy)
+    violations = trace_violations(trace, conversation, policy, reference)
     if violations:
         why.append("violations")
         findings = findings + [_finding(violation) for violation in violations]
@@ -89,7 +112,8 @@ def _put(record: Any, key: str, value: Any) -> None:
         setattr(record, key, value)
 
 
-_OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_past", "open_task"})
+_OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_past", "open_task",
+                        "reference_mismatch"})  # fmt: skip
 
 
 def _worth_reading(trace: Trace) -> bool:

@@ -26,6 +26,7 @@ import logging
 import pickle
 import socket
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -44,21 +45,18 @@ BATCH_SIZE = 256
 WINDOW_BATCHES = 64
 
 
+@dataclass
 class RayEngine:
     """Maps the per-trace analysis over Ray Data partitions (``results.Engine``)."""
 
-    def __init__(
-        self,
-        address: str | None = None,
-        num_cpus: int | None = None,
-        batch_size: int = BATCH_SIZE,
-        window: int | None = None,
-    ) -> None:
-        self.address = address
-        self.num_cpus = num_cpus
-        self.batch_size = batch_size
-        self.window = window or batch_size * WINDOW_BATCHES
-        """Names per Ray Data execution (the most the driver holds at once)."""
+    address: str | None = None
+    num_cpus: int | None = None
+    batch_size: int = BATCH_SIZE
+    window: int = 0
+    """Names per Ray Data execution (the most the driver holds at once; 0: ``batch_size`` x ``WINDOW_BATCHES``)."""
+
+    def __post_init__(self) -> None:
+        self.window = self.window or self.batch_size * WINDOW_BATCHES
 
     def partitions(
         self, files: Iterable[str], task: Callable[[str], FileOutcome]

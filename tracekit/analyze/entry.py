@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
-from tracekit.analyze.diagnosing import diagnose_entry, policy_named
-from tracekit.analyze.judge_store import JudgeProvider
+from tracekit.analyze.diagnosing import diagnose_entry, policy_named, reference_of
+from tracekit.analyze.judge_store import DiagnosisJudgeProvider, JudgeProvider
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.tool_side import tool_side_stats
 from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
@@ -56,6 +56,11 @@ class AnalyzeSettings:
     policy: str | None = None
     """The domain policy (``--policy``: a file's absolute path or a shipped policy's name); None: the schema
     invariants and errors talked past only (``tracekit.diagnose``)."""
+    diagnosis_judge: DiagnosisJudgeProvider | None = None
+    """Makes the judge over the evidence of diagnosed traces (``--diagnose-model``); None: rules only."""
+    expected_actions: str | None = None
+    """The expected calls by trace or case id (``--expected-actions``: a file's absolute path); None: only
+    what a trace's header carries, read with a policy (``tracekit.diagnose.reference``)."""
 
 
 _DEFAULT_SETTINGS = AnalyzeSettings()
@@ -136,7 +141,11 @@ def analyze_trace(
                 )
             )
     policy = policy_named(settings.policy) if settings.policy is not None else None
-    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy)
+    reference = reference_of(trace, policy, settings.expected_actions)
+    findings, diagnosis = diagnose_entry(trace, findings, verdict, policy, reference)
+    if diagnosis is not None and settings.diagnosis_judge is not None:
+        judgement = settings.diagnosis_judge()(trace, findings, diagnosis)
+        diagnosis = diagnosis.model_copy(update={"judge": judgement})
     stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return TraceResult.built(

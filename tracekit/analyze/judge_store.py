@@ -27,14 +27,17 @@ recordings give the same verdicts from every storage and engine.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from tracekit.storage import is_url, kind, local
 
 if TYPE_CHECKING:
+    from tracekit.analyze.detectors import Finding
     from tracekit.analyze.verdict import JudgeHook
+    from tracekit.results.diagnosis import Diagnosis, DiagnosisJudgement
+    from tracekit.trace import Trace
 
 #: The folder name of a store of kept judge verdicts, beside the recordings they judge.
 JUDGE_FOLDER = "judge"
@@ -48,6 +51,16 @@ class JudgeProvider(Protocol):
 
     def __call__(self) -> JudgeHook:
         """The hook: (case run, machine checks) -> judged checks, or None when it cannot judge."""
+        ...
+
+
+class DiagnosisJudgeProvider(Protocol):
+    """Makes the hook analysis calls for each diagnosed trace (``--diagnose-model``): (trace, findings, the
+    rule-based diagnosis) -> the judge's ``DiagnosisJudgement``. Picklable, like ``JudgeProvider``
+    (``functools.partial(tracekit.judge.critical_step.diagnosis_hook, config)``)."""
+
+    def __call__(self) -> Callable[[Trace, list[Finding], Diagnosis], DiagnosisJudgement]:
+        """The hook."""
         ...
 
 

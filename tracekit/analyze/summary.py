@@ -41,6 +41,7 @@ from tracekit.analyze.reliability import reliability_summary
 from tracekit.results.summary import (
     RESULTS,
     C4Rate,
+    DiagnosisAgreement,
     Reliability,
     ResultsSummary,
     RunSummary,
@@ -68,6 +69,10 @@ def digest(entry: TraceResult) -> Digest:
         "repeat": entry.repeat,
         "verdict": None,
     }
+    judgement = entry.diagnosis.judge if entry.diagnosis is not None else None
+    if judgement is not None:
+        small["diagnosis_judge"] = [judgement.status, bool(judgement.same_step), bool(judgement.within_one_step),
+                                    bool(judgement.same_category)]  # fmt: skip
     verdict = entry.verdict
     if verdict is not None:
         scores = verdict.scores
@@ -152,6 +157,8 @@ class Summary:
         self.skipped_judge_exchanges = 0
         self.skipped_other_routes = 0
         self.c4_primary: Counter[str] = Counter()
+        self.diagnosis_judge: Counter[str] = Counter()
+        """The judge over the evidence: traces by status, and its agreement with the rule-based diagnosis."""
         self.rows: list[Row] = []
         self.by_run: dict[str | None, Breakdown] = defaultdict(Breakdown)
         """Verdicts of each run's traces, by run name."""
@@ -174,6 +181,12 @@ class Summary:
             self.totals[key] += stats.get(key, 0)
         self.totals["problems"] += small["problems"]
         self.findings.update(small["findings"])
+        judged = small.get("diagnosis_judge")
+        if judged is not None:
+            status, *agreement = judged
+            self.diagnosis_judge[status] += 1
+            for name, agrees in zip(("same_step", "within_one_step", "same_category"), agreement, strict=True):
+                self.diagnosis_judge[name] += int(agrees)
         verdict = small["verdict"]
         if verdict is None:
             return
@@ -218,6 +231,7 @@ class Summary:
         self.failure_modes.update(other.failure_modes)
         self.failure_families.update(other.failure_families)
         self.c4_primary.update(other.c4_primary)
+        self.diagnosis_judge.update(other.diagnosis_judge)
         self.recovery_untested += other.recovery_untested
         self.unreadable_files += other.unreadable_files
         self.skipped_judge_exchanges += other.skipped_judge_exchanges
@@ -257,7 +271,16 @@ class Summary:
             reliability=reliability(self.rows, by_group=True) if self.rows else None,
             runs=self._runs() if self.rows else [],
             ab=ab_comparison(self.rows) if self.rows else None,
+            diagnosis_judge=self._diagnosis_judge(),
         )
+
+    def _diagnosis_judge(self) -> DiagnosisAgreement | None:
+        counts = self.diagnosis_judge
+        if not counts:
+            return None
+        return DiagnosisAgreement(judged=counts["judged"], pending=counts["pending"], errors=counts["error"],
+                                  same_step=counts["same_step"], within_one_step=counts["within_one_step"],
+                                  same_category=counts["same_category"])  # fmt: skip
 
     def _runs(self) -> list[RunSummary]:
         """One row per run (by name; traces that name no run last)."""

@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from tracekit.cli.exits import EXIT_CHECK_FAILED, EXIT_USAGE, InputError
-from tracekit.errors import OptionsError, TracekitError
+from tracekit.errors import ExpectedActionsError, OptionsError, TracekitError
 from tracekit.progress import Progress
 
 if TYPE_CHECKING:
@@ -89,6 +89,21 @@ PROGRESS_FROM = 20
     help="Check every trace against a domain policy (YAML, docs/diagnosis.md; shipped: tau-airline, tau-retail) "
     "and diagnose where failed traces went wrong.",
 )
+@click.option(
+    "--diagnose-model",
+    metavar="MODEL",
+    help="Also ask this judge model for the critical step of each failed trace, over the trace, the violations "
+    "and the ten-category taxonomy (docs/diagnosis.md); answers are kept in --judge-store, so re-analysis costs "
+    "nothing; with --judge-offline, kept answers only. Its agreement with the rules is in the summary.",
+)
+@click.option(
+    "--expected-actions",
+    "expected_actions",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The calls each trace was expected to make (YAML/JSON: trace id or case id -> [{name, arguments}], "
+    "docs/diagnosis.md): the diagnosis names the first call that differs, one never made, one not expected.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def analyze(
     paths: tuple[str, ...],
@@ -110,6 +125,8 @@ def analyze(
     judge_model: str | None,
     judge_offline: bool,
     policy: str | None,
+    diagnose_model: str | None,
+    expected_actions: Path | None,
     progress: bool | None,
 ) -> None:
     """Analyze trace files (or folders of them) offline: findings, case verdicts, scores.
@@ -154,7 +171,7 @@ def analyze(
         analysis = Analysis.build(
             paths, cases_dir=cases_dir, case_id=case_id, results_dir=results_dir, detector_options=detector_options,
             config_path=config_path, detector_preset=detector_preset, judge_store=judge_store,
-            judge_model=judge_model, judge_offline=judge_offline,
+            judge_model=judge_model, judge_offline=judge_offline, diagnose_model=diagnose_model,
         )  # fmt: skip
     except OptionsError as exc:
         raise InputError(str(exc)) from exc
@@ -165,6 +182,8 @@ def analyze(
     settings, files, bad_case_files = analysis.settings, analysis.files, len(analysis.library_problems)
     if policy is not None:
         settings = replace(settings, policy=_policy(policy))
+    if expected_actions is not None:
+        settings = replace(settings, expected_actions=_expected_actions(expected_actions))
     many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
     show_progress = progress if progress is not None else (many and sys.stderr.isatty())
     reports = html_dir is not None or markdown_path is not None or junit_path is not None
@@ -208,6 +227,18 @@ def _policy(name: str) -> str:
         load_policy(resolved)
     except PolicyError as exc:
         raise InputError(f"--policy: {exc}") from exc
+    return resolved
+
+
+def _expected_actions(path: Path) -> str:
+    """``--expected-actions``: the file as an absolute path (for worker processes), checked now."""
+    from tracekit.diagnose.reference import load_expected_actions  # loaded only when the option is given
+
+    resolved = str(path.resolve())
+    try:
+        load_expected_actions(resolved)
+    except ExpectedActionsError as exc:
+        raise InputError(f"--expected-actions: {exc}") from exc
     return resolved
 
 
@@ -285,6 +316,10 @@ def _summary_line(outcome: RunOutcome) -> str:
         line += f"; {summary.skipped_judge_exchanges} judge exchanges skipped"
     if summary.skipped_other_routes:
         line += f"; {summary.skipped_other_routes} files of other routes only skipped"
+    judge = summary.diagnosis_judge
+    if judge is not None:
+        line += (f"; diagnosis judge: {judge.judged} judged ({judge.same_step} same step, {judge.within_one_step} "
+                 f"within one, {judge.same_category} same category), {judge.errors} errors, {judge.pending} pending")
     return line
 
 

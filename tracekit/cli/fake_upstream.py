@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 def fake_upstream(script_path: Path, host: str, port: int) -> None:
     """Serve POST /v1/messages, /v1/chat/completions and /v1/responses from a script, for tests.
 
+    Also Amazon Bedrock's POST /model/ID/converse, /converse-stream, /invoke and
+    /invoke-with-response-stream (docs/bedrock.md).
+
     Prints the base URL on the first line of standard output once it listens. Stops and exits 0 on
     SIGTERM or SIGINT; prints how many requests it served to standard error. A script that cannot be
     used is refused with its file, line and field (exit 2).

@@ -52,6 +52,8 @@ def record(
 
     Serves POST /v1/messages (Anthropic), POST /v1/chat/completions and POST /v1/responses (OpenAI) and
     GET /_tracekit/health.
+    Amazon Bedrock: POST /model/ID/converse, /converse-stream, /invoke, /invoke-with-response-stream
+    (docs/bedrock.md: SigV4 signs the host, so sign for UPSTREAM and send to the proxy).
     Every other route is forwarded and recorded too (as http_exchange records, which replay answers); one
     that produces model output tracekit does not read is announced on stderr. At exit it prints how many
     sessions and exchanges it wrote.

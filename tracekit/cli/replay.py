@@ -54,7 +54,7 @@ def replay(
     guard_file: str | None,
 ) -> None:
     """Answer POST /v1/messages, /v1/chat/completions, /v1/responses and every other recorded route from the
-    traces in DIRECTORY.
+    traces in DIRECTORY (Amazon Bedrock's /model/ID/converse, /invoke and their streams too).
 
     Requests match recordings by a ladder (docs/replay.md), each answer saying which rung in its
     x-tracekit-replay-match header and the exit line counting them: `exact` (a canonical key of the

@@ -78,6 +78,12 @@ class Precondition(_Strict):
         description="An expression over the latest such earlier result (and ``args.*``) that must hold "
         '(docs/diagnosis.md: ``status == "pending"``, ``cabin in ["business"]``).',
     )
+    user_asked: list[str] = Field(
+        default_factory=list,
+        description="The user must have said one of these before the call (a word start, case-insensitive: "
+        "``cancel`` also matches ``cancellation``; Chinese as substrings): the agent acts on a request the user "
+        "made, not on its own initiative (``policy:user_request``).",
+    )
     because: str = Field(default="", description="The policy sentence it comes from, for the message.")
 
     @field_validator("holds")

@@ -29,7 +29,7 @@ class Violation:
     """An invariant broken at one step of a trace.
 
     ``kind`` is the finding kind it is reported as (``schema_violation``, ``policy_violation``,
-    ``error_talked_past``, ``open_task``); ``rule`` the invariant (``schema:required``,
+    ``error_talked_past``, ``open_task``, ``reference_mismatch``); ``rule`` the invariant (``schema:required``,
     ``policy:confirmation``, ...); ``step`` the ``message_index`` where it happened and ``call`` the tool
     call's ``index`` when a call broke it; ``depends_on`` the earlier steps (message indexes) its evidence
     rests on (the result a precondition read, the message the user confirmed).

@@ -62,8 +62,9 @@ SEMCONV_VERSION = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 
 # tracekit's provider names that are an API of a provider the conventions name: the Responses API is
-# OpenAI's ("gen_ai.provider.name" well-known values, semantic conventions 1.41: openai, anthropic, ...).
-_SEMCONV_PROVIDER = {"openai_responses": "openai"}
+# OpenAI's, Converse and InvokeModel are Amazon Bedrock's ("gen_ai.provider.name" well-known values, semantic
+# conventions 1.41: openai, anthropic, aws.bedrock, ...).
+_SEMCONV_PROVIDER = {"openai_responses": "openai", "bedrock_converse": "aws.bedrock", "bedrock_invoke": "aws.bedrock"}
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3

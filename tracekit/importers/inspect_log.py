@@ -134,27 +134,25 @@ def _zip_samples(path: Path, problems: list[str]) -> Iterator[tuple[dict[str, An
             problems.append(f"{path}: entries {overlap} overlap in the file (a zip bomb?); refused")
             return
         budget = [MAX_LOG_BYTES]
-        eval_info: dict[str, Any] = {}
-        for name in ("header.json", "_journal/start.json"):
-            if name in entries:
+
+        def readable(names: Iterable[str]) -> Iterator[tuple[str, Any]]:
+            """The JSON of each entry in ``names`` that can be read; the others are noted and skipped."""
+            for name in names:
                 try:
-                    header = _entry_json(archive, raw, entries[name], budget)
+                    yield name, _entry_json(archive, raw, entries[name], budget)
                 except (*_ZIP_ERRORS, ValueError) as exc:
-                    problems.append(f"{path}:{name}: {describe(exc)}")
-                    continue
-                if isinstance(header, dict) and isinstance(header.get("eval"), dict):
-                    eval_info = header["eval"]
-                    break
-                problems.append(f"{path}:{name}: eval: expected an object (the task and model); left out")
+                    problems.append(f"{path}:{name}: unreadable ({describe(exc)}); skipped")
+
+        eval_info: dict[str, Any] = {}
+        for name, header in readable(n for n in ("header.json", "_journal/start.json") if n in entries):
+            if isinstance(header, dict) and isinstance(header.get("eval"), dict):
+                eval_info = header["eval"]
+                break
+            problems.append(f"{path}:{name}: eval: expected an object (the task and model); left out")
         sample_names = sorted((n for n in entries if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
         if not sample_names:
             problems.append(f"{path}: the log holds no samples")
-        for name in sample_names:
-            try:
-                sample = _entry_json(archive, raw, entries[name], budget)
-            except (*_ZIP_ERRORS, ValueError) as exc:
-                problems.append(f"{path}:{name}: unreadable ({describe(exc)}); skipped")
-                continue
+        for name, sample in readable(sample_names):
             if not isinstance(sample, dict):
                 problems.append(f"{path}:{name}: expected a sample object; skipped")
                 continue

@@ -13,22 +13,19 @@ leaves the case undecided (``pending``) and the check says why.
 
 from __future__ import annotations
 
-import atexit
-import threading
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.checks import Check
-from tracekit.judge.judging import CHECK_NAME, CaseJudge, JudgeConfig, JudgedCheck
+from tracekit.judge.judging import CHECK_NAME, CaseJudge, JudgeConfig, JudgedCheck, JudgePool
 
 if TYPE_CHECKING:
     from tracekit.analyze.binding import CaseRun
 
 AnalysisHook = Callable[["CaseRun", list[Check]], "list[Check] | None"]
 
-_JUDGES: dict[tuple[Any, ...], CaseJudge] = {}
-_LOCK = threading.Lock()
+_JUDGES = JudgePool(CaseJudge)
 
 
 @dataclass
@@ -48,7 +45,7 @@ def judge_hook(config: JudgeConfig) -> AnalysisHook:
     """The analysis hook for ``config``: judges each case run that uses the judge (one CaseJudge per process)."""
 
     def hook(run: CaseRun, checks: list[Check]) -> list[Check] | None:
-        judged = _judge_for(config).judge(run.case, run.trace)
+        judged = _JUDGES.get(config).judge(run.case, run.trace)
         return [as_analysis_check(judged)]
 
     return hook
@@ -67,20 +64,6 @@ def as_analysis_check(judged: JudgedCheck) -> JudgeCheck:
     )
 
 
-def _judge_for(config: JudgeConfig) -> CaseJudge:
-    key = astuple(config)
-    with _LOCK:
-        judge = _JUDGES.get(key)
-        if judge is None:
-            judge = _JUDGES[key] = CaseJudge(config)
-        return judge
-
-
-@atexit.register
 def close_judges() -> None:
     """Stop the judges this process made (their replaying proxies)."""
-    with _LOCK:
-        judges = list(_JUDGES.values())
-        _JUDGES.clear()
-    for judge in judges:
-        judge.close()
+    _JUDGES.close()

@@ -14,9 +14,12 @@ exactly one model has them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import atexit
+import threading
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from tracekit.clients import ModelClient, ModelUse, model_client
 from tracekit.errors import JudgeError, ModelClientError
@@ -80,6 +83,46 @@ def judge_client(model: str) -> ModelClient:
     if why:
         raise JudgeError(f"{model!r} cannot judge: {why}")
     return client
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Judge = TypeVar("_Judge", bound=_Closable)
+
+
+class JudgePool(Generic[_Judge]):
+    """One judge per judge configuration, shared by the threads of a process and closed when it exits.
+
+    Example::
+
+        judges = JudgePool(CaseJudge)
+        judge = judges.get(config)  # the same CaseJudge for every equal config, until judges.close()
+    """
+
+    def __init__(self, make: Callable[[JudgeConfig], _Judge]) -> None:
+        self._make = make
+        self._judges: dict[tuple[Any, ...], _Judge] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.close)
+
+    def get(self, config: JudgeConfig) -> _Judge:
+        """The judge of ``config``, made on first use."""
+        key = astuple(config)
+        with self._lock:
+            judge = self._judges.get(key)
+            if judge is None:
+                judge = self._judges[key] = self._make(config)
+            return judge
+
+    def close(self) -> None:
+        """Stop the judges made so far (their replaying proxies); the next ``get`` makes a new one."""
+        with self._lock:
+            judges = list(self._judges.values())
+            self._judges.clear()
+        for judge in judges:
+            judge.close()
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Wire formats of model APIs: the one seam between tracekit and a model API's bytes (``base.Provider``).
 
 ``anthropic`` serves ``POST /v1/messages``, ``openai`` serves ``POST /v1/chat/completions``,
-``openai_responses`` serves ``POST /v1/responses``; a new format subclasses ``ProviderBase`` and is
+``openai_responses`` serves ``POST /v1/responses``; ``bedrock_converse`` and ``bedrock_invoke`` serve Amazon
+Bedrock's ``POST /model/{modelId}/converse`` and ``/invoke`` (and their streams, AWS event streams:
+``eventstream``); a new format subclasses ``ProviderBase`` and is
 registered with ``@register_provider`` or the entry-point group ``tracekit.providers`` (``registry``).
 
 Example::

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict
 import orjson
 from typing_extensions import Unpack
 
-from tracekit.providers.sse import ServerSentEvent
+from tracekit.providers.sse import EventSplitter, ServerSentEvent, SSEParser
 from tracekit.trace.canonical import parse_json_arguments
 from tracekit.trace.models import Content, Usage
 
@@ -65,6 +65,28 @@ class StreamAssembler(Protocol):
 
     def body(self) -> dict[str, Any]:
         """The response assembled so far: the error body if there was an error, else the message."""
+
+
+class StreamParser(Protocol):
+    """Turns the byte chunks of one streamed answer into events, incrementally (``SSEParser`` for SSE; a
+    format with another framing gives each of its messages as a ``ServerSentEvent``)."""
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """The events completed by ``chunk``."""
+
+    def close(self) -> list[ServerSentEvent]:
+        """End of stream: the events still pending, if the framing completes any."""
+
+
+class StreamSplitter(Protocol):
+    """Cuts the byte chunks of one streamed answer at event boundaries, keeping each event's bytes as they
+    came (stream faults count events; replay times them)."""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The whole events completed by ``chunk``."""
+
+    def rest(self) -> bytes:
+        """Bytes after the last whole event."""
 
 
 class AssemblerBase(ABC):
@@ -157,6 +179,34 @@ def tool_use(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
     return block
 
 
+STREAM_CONTENT_TYPE = "text/event-stream"
+"""The content type of a streamed answer (server-sent events, unless a format says otherwise)."""
+
+
+def for_route(path: str) -> None:
+    """Nothing: the route names no value the body does not (the provider serves the request as it is)."""
+    return None
+
+
+def stream_parser() -> StreamParser:
+    """An ``SSEParser``."""
+    return SSEParser()
+
+
+def stream_splitter() -> StreamSplitter:
+    """An ``EventSplitter`` (SSE events end with a blank line)."""
+    return EventSplitter()
+
+
+def split_stream(provider: Provider, data: bytes) -> list[bytes]:
+    """A whole streamed answer as its events' bytes (a trailing incomplete event is kept as the last item)."""
+    splitter = provider.stream_splitter()
+    events = splitter.feed(data)
+    if splitter.rest():
+        events.append(splitter.rest())
+    return events
+
+
 class ToolResultRef(NamedTuple):
     """A tool result as a wire item carries it: where in the item (``with_tool_result`` takes it back), the
     call it answers, and its content and error flag as sent (the wire's own shape)."""
@@ -209,7 +259,22 @@ class Provider(Protocol):
 
     NAME: str
     ROUTE: str
-    """The path of the API's model endpoint (``/v1/messages``), served by the proxy."""
+    """The path of the API's model endpoint (``/v1/messages``), served by the proxy; it may hold aiohttp's
+    ``{name}`` and ``{name:regex}`` parts when the path names the model (``/model/{model}/converse``)."""
+    STREAM_CONTENT_TYPE: str
+    """The content type of a streamed answer (``text/event-stream``): an upstream answer of this type is
+    relayed as a stream, and a replayed stream is given this type."""
+
+    def for_route(self, path: str) -> Provider | None:
+        """The provider bound to what a request's ``path`` (as sent, percent-encoding kept) says that its body
+        does not (the model, whether to stream), or None when the path says nothing more (then this provider
+        serves the request)."""
+
+    def stream_parser(self) -> StreamParser:
+        """A new parser of one streamed answer's bytes into events (what ``stream_assembler`` is fed)."""
+
+    def stream_splitter(self) -> StreamSplitter:
+        """A new splitter of one streamed answer's bytes at event boundaries."""
 
     @property
     def API_PATHS(self) -> tuple[str, ...]:

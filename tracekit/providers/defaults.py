@@ -23,7 +23,10 @@ from tracekit.providers.base import (
     AssemblerBase,
     Continuation,
     Overrides,
+    Provider,
     StreamAssembler,
+    StreamParser,
+    StreamSplitter,
     ToolResultRef,
     event_object,
 )
@@ -62,6 +65,19 @@ class ProviderBase(ABC):
     NAME: str
     ROUTE: str
     CLIENT_HEADERS: tuple[str, ...] = ()
+    STREAM_CONTENT_TYPE: str = base.STREAM_CONTENT_TYPE
+
+    def for_route(self, path: str) -> Provider | None:
+        """None: the route names nothing the body does not."""
+        return None
+
+    def stream_parser(self) -> StreamParser:
+        """Server-sent events."""
+        return base.stream_parser()
+
+    def stream_splitter(self) -> StreamSplitter:
+        """Server-sent events."""
+        return base.stream_splitter()
 
     @property
     def API_PATHS(self) -> tuple[str, ...]:

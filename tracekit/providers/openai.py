@@ -34,11 +34,15 @@ from tracekit.providers.base import (
     result_text,
     system_content,
 )
+from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
+from tracekit.providers.base import for_route as for_route
 from tracekit.providers.base import request_items as request_items
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import stream_parser as stream_parser
+from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.base import with_request_items as with_request_items
 from tracekit.providers.openai_items import SYSTEM_ROLES, part_block, tool_use_block
 from tracekit.providers.openai_items import assistant_blocks as assistant_blocks

@@ -18,11 +18,15 @@ from typing import Any
 
 from typing_extensions import Unpack
 
+from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
 from tracekit.providers.base import Continuation, Overrides, ToolResultRef, assemble, overridden, result_text
+from tracekit.providers.base import for_route as for_route
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
 from tracekit.providers.base import response_id as response_id
 from tracekit.providers.base import response_model as response_model
+from tracekit.providers.base import stream_parser as stream_parser
+from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.openai import error_body as error_body
 from tracekit.providers.openai_responses_items import (
     convert_items,

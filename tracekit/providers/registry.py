@@ -9,7 +9,9 @@ intercepts of a case to its tool results; nothing outside ``tracekit/providers``
 
 from __future__ import annotations
 
+import re
 import threading
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from tracekit.entry_points import PROVIDERS as GROUP
@@ -17,6 +19,8 @@ from tracekit.entry_points import load
 from tracekit.errors import PluginError
 from tracekit.providers import anthropic, openai, openai_responses
 from tracekit.providers.base import Provider
+from tracekit.providers.bedrock_converse import BedrockConverse
+from tracekit.providers.bedrock_invoke import BedrockInvoke
 
 PROVIDERS: dict[str, Provider] = {
     anthropic.NAME: anthropic,
@@ -63,6 +67,10 @@ def register_provider(provider: _Registered) -> _Registered:
     return provider
 
 
+register_provider(BedrockConverse)
+register_provider(BedrockInvoke)
+
+
 def load_installed() -> None:
     """Register the providers installed packages offer (entry-point group ``tracekit.providers``), once per
     process; ``PluginError`` names one that cannot be loaded."""
@@ -92,7 +100,18 @@ def provider_for_path(path: str) -> Provider | None:
     for provider in PROVIDERS.values():
         if route == provider.ROUTE or route.endswith(provider.ROUTE):
             return provider
+        if "{" in provider.ROUTE and _route_pattern(provider.ROUTE).search(route):
+            return provider.for_route(route) or provider
     return None
+
+
+@lru_cache(maxsize=64)
+def _route_pattern(route: str) -> re.Pattern[str]:
+    """An aiohttp route pattern (``/model/{model}/{op:a|b}``) as a regular expression matching a path's end."""
+    parts = re.split(r"(\{[^{}]*\})", route)
+    pattern = "".join(f"(?:{part[1:-1].partition(':')[2] or '[^/]+'})" if part.startswith("{") else re.escape(part)
+                      for part in parts)  # fmt: skip
+    return re.compile(pattern + "$")
 
 
 def routes() -> dict[str, Provider]:

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import aiohttp
 import orjson
 from multidict import CIMultiDict
+from yarl import URL
 
 from tracekit.intercepts import Fault
 from tracekit.providers.base import Provider
@@ -48,8 +49,11 @@ class Answer:
         cut: bool = False,
         failure: str | None = None,
         failure_detail: str | None = None,
+        stream_type: str = SSE_CONTENT_TYPE,
     ) -> None:
         self.status = status
+        self.stream_type = stream_type
+        """The content type of a stream in the answer's wire format (``provider.STREAM_CONTENT_TYPE``)."""
         self.headers = headers
         self.failure = failure
         """'connect', 'connect_timeout', 'read_timeout' or 'reset': no response at all (``status`` is then the
@@ -64,8 +68,8 @@ class Answer:
 
     @property
     def streamed(self) -> bool:
-        """Whether the answer is an SSE stream."""
-        return self.headers.get("content-type", "").startswith(SSE_CONTENT_TYPE)
+        """Whether the answer is a stream (SSE, or the wire format's own stream type)."""
+        return self.headers.get("content-type", "").startswith(self.stream_type)
 
     async def read(self) -> bytes:
         """The whole body (JSON answers)."""
@@ -89,8 +93,9 @@ class Answer:
 class UpstreamAnswer(Answer):
     """An answer streaming from the upstream API, decoded within bounds (``decoding``)."""
 
-    def __init__(self, response: aiohttp.ClientResponse, max_bytes: int = MAX_RESPONSE_BYTES) -> None:
-        super().__init__(response.status, client_response_headers(response.headers))
+    def __init__(self, response: aiohttp.ClientResponse, max_bytes: int = MAX_RESPONSE_BYTES,
+                 stream_type: str = SSE_CONTENT_TYPE) -> None:
+        super().__init__(response.status, client_response_headers(response.headers), stream_type=stream_type)
         self._response = response
         self._max_bytes = max_bytes
 
@@ -174,10 +179,14 @@ class UpstreamClient:
     async def open(self, exchange: Exchange) -> Answer:
         """Send ``exchange``'s request upstream; the answer's body is read by the caller."""
         request = exchange.request
-        return await self.request("POST", request.route, request.query, exchange.turn.sent.raw, request.headers)
+        return await self.request("POST", request.upstream_path or request.route, request.query,
+                                  exchange.turn.sent.raw, request.headers,
+                                  stream_type=exchange.provider.STREAM_CONTENT_TYPE)  # fmt: skip
 
-    async def request(self, method: str, route: str, query: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        """Send one request upstream (client headers filtered, secrets registered)."""
+    async def request(self, method: str, route: str, query: str, body: bytes, headers: Mapping[str, str], *,
+                      stream_type: str = SSE_CONTENT_TYPE) -> Answer:
+        """Send one request upstream (client headers filtered, secrets registered; a ``route`` with
+        percent-encoding is sent as it is)."""
         if self._session is None:
             await self.start()
         assert self._session is not None
@@ -187,9 +196,12 @@ class UpstreamClient:
         forwarded["Accept-Encoding"] = ACCEPTED_ENCODINGS
         if self._basic_auth is not None and "authorization" not in forwarded:
             forwarded["authorization"] = self._basic_auth
+        url: str | URL = self.url_for(route, query)
+        if "%" in route:  # as the client encoded it (yarl would decode ``%3A``, which a SigV4 signature covers)
+            url = URL(str(url), encoded=True)
         try:
             response = await self._session.request(
-                method, self.url_for(route, query), data=body or None, headers=forwarded, allow_redirects=False,
+                method, url, data=body or None, headers=forwarded, allow_redirects=False,
             )  # fmt: skip
         except aiohttp.ConnectionTimeoutError:
             detail = f"cannot connect upstream: no connection within {self._connect_timeout:g} s (--connect-timeout)"
@@ -202,7 +214,7 @@ class UpstreamClient:
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
             detail = f"upstream closed the connection before responding: {exc!r}"
             return Answer(502, CIMultiDict(), failure="reset", failure_detail=detail)
-        return UpstreamAnswer(response, self._max_response_bytes)
+        return UpstreamAnswer(response, self._max_response_bytes, stream_type)
 
 
 def split_credentials(url: str, redactor: SecretSink) -> tuple[str, str | None]:

@@ -101,8 +101,12 @@ def user_id_session(user_id: Any) -> str | None:
 
 
 def offers_tools(body: Any) -> bool:
-    """Whether the request offers the model any tool (Anthropic, Chat Completions and Responses ``tools``)."""
-    return isinstance(body, dict) and bool(body.get("tools"))
+    """Whether the request offers the model any tool (``tools`` in Anthropic, Chat Completions and Responses
+    bodies, ``toolConfig.tools`` in Bedrock Converse)."""
+    if not isinstance(body, dict):
+        return False
+    config = body.get("toolConfig")
+    return bool(body.get("tools")) or (isinstance(config, dict) and bool(config.get("tools")))
 
 
 def asks_structured_output(body: Any) -> bool:

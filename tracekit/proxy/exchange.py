@@ -18,7 +18,6 @@ import orjson
 
 from tracekit.intercepts import NO_FAULTS, ActiveFaults, Injection
 from tracekit.providers.base import Provider
-from tracekit.providers.sse import SSEParser
 from tracekit.proxy import limits
 from tracekit.proxy.raw_text import text_of
 from tracekit.proxy.request import Conversation, ParsedRequest
@@ -88,7 +87,8 @@ class Turn:
 
 
 class StreamTee:
-    """Keeps the SSE chunks an exchange passed on (the exact bytes), and parses them into events: the first
+    """Keeps the stream chunks an exchange passed on (the exact bytes), and parses them into events with the
+    provider's ``stream_parser`` (SSE, or its own framing): the first
     ``max_kept`` bytes only. Past them the stream is still passed on to the client, but nothing more is kept
     or parsed, and the model call is marked ``truncated`` (an endless stream costs bounded memory)."""
 
@@ -103,7 +103,7 @@ class StreamTee:
         """Bytes of the stream seen, kept or not."""
         self.max_kept = max_kept
         self.truncated = False
-        self._parser = SSEParser()
+        self._parser = provider.stream_parser()
         self._t0 = t0
 
     def feed(self, chunk: bytes, arrived: float) -> None:

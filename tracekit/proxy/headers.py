@@ -26,8 +26,10 @@ _NOT_FORWARDED_REQUEST = HOP_BY_HOP | {"host", "content-length", SESSION_HEADER}
 #: Response headers the proxy never forwards (the body it sends is decoded and re-framed).
 _NOT_FORWARDED_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "date", "server"}
 #: Response headers worth keeping in the trace (replay gives them back).
+#: (AWS names an error only in ``x-amzn-ErrorType``: the SDKs decide on retrying from it.)
 KEPT_RESPONSE_HEADERS = frozenset({
     "content-type", "retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+    "x-amzn-errortype", "x-amzn-requestid",
 })  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from tracekit.providers.sse import EventSplitter
+from tracekit.providers.base import Provider
 from tracekit.proxy import limits
 from tracekit.proxy.answers import UPSTREAM_READ_ERRORS, Answer, json_answer, read_failure
 from tracekit.proxy.decoding import BodyRefused
@@ -136,7 +136,7 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
     response = web.StreamResponse(status=answer.status, headers=answer.headers)
     faults = exchange.turn.faults
     stream_fault = faults.cut_after_events is not None or faults.stream_error is not None
-    chunks = _event_chunks(answer.chunks()) if stream_fault else answer.chunks().__aiter__()
+    chunks = _event_chunks(answer.chunks(), provider) if stream_fault else answer.chunks().__aiter__()
     events_sent = 0
     unyielded = 0
     ending = False
@@ -198,9 +198,9 @@ async def _relay_stream(request: web.Request, exchange: Exchange, answer: Answer
     return Ending(answer, response=response, held=held, rest=rest, drop=cut)
 
 
-async def _event_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def _event_chunks(chunks: AsyncIterator[bytes], provider: Provider) -> AsyncIterator[bytes]:
     """The stream re-chunked into whole events (only when a fault counts events)."""
-    splitter = EventSplitter()
+    splitter = provider.stream_splitter()
     async for chunk in chunks:
         for event in splitter.feed(chunk):
             yield event

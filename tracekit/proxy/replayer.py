@@ -31,8 +31,7 @@ from multidict import CIMultiDict
 
 from tracekit.errors import TracekitError
 from tracekit.providers import PROVIDERS
-from tracekit.providers.base import Provider
-from tracekit.providers.sse import split_events
+from tracekit.providers.base import Provider, split_stream
 from tracekit.proxy.answers import SSE_CONTENT_TYPE, Answer, json_answer
 from tracekit.proxy.exchange import NO_RESPONSE_FAILURES
 from tracekit.proxy.headers import client_response_headers
@@ -57,7 +56,8 @@ from tracekit.trace import ErrorRecord, HttpExchange, ModelCall, ReadProblem, it
 log = logging.getLogger(__name__)
 
 #: Recorded response headers given back (content type and length are set for the answer given).
-_REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id")
+_REPLAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+                     "x-amzn-errortype", "x-amzn-requestid")
 
 
 class ReplayIndex:
@@ -252,7 +252,8 @@ class ReplayIndex:
             return None
         candidate = calls[position + 1]
         recorded = candidate.request
-        if candidate.provider is not provider or not isinstance(recorded, dict):
+        # (by name: a provider whose route names the model is bound to each request, ``for_route``)
+        if candidate.provider.NAME != provider.NAME or not isinstance(recorded, dict):
             return None
         if provider.request_model(recorded) != provider.request_model(body):
             return None
@@ -318,15 +319,17 @@ def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) ->
         return json_answer(recorded.status, body, dict(headers), first_delay=delay)
     if want_stream or (recorded.sse is not None and recorded.partial):
         if recorded.sse is not None:
-            events = split_events(recorded.sse)
+            events = split_stream(provider, recorded.sse)
             offsets = recorded.offsets_ms or []
         else:
-            events = split_events(provider.render_stream(recorded.response or {}))
+            events = split_stream(provider, provider.render_stream(recorded.response or {}))
             offsets = [recorded.latency_ms or 0.0] * len(events)
         delays = _gaps(offsets, len(events)) if timed else None
-        headers["content-type"] = SSE_CONTENT_TYPE
-        headers["cache-control"] = "no-cache"
-        return Answer(recorded.status, headers, chunks=events, delays=delays, cut=recorded.partial)
+        headers["content-type"] = provider.STREAM_CONTENT_TYPE
+        if provider.STREAM_CONTENT_TYPE == SSE_CONTENT_TYPE:
+            headers["cache-control"] = "no-cache"
+        return Answer(recorded.status, headers, chunks=events, delays=delays, cut=recorded.partial,
+                      stream_type=provider.STREAM_CONTENT_TYPE)  # fmt: skip
     body_bytes = recorded.response_json or b"{}"
     headers["content-type"] = "application/json"
     delay = (recorded.latency_ms or 0) / 1000 if timed else 0.0
@@ -354,7 +357,7 @@ def route_answer(recorded: RecordedRoute, timing: str) -> Answer:
 
 def miss_answer(index: ReplayIndex, provider: Provider, route: str, body: Any, key: str) -> tuple[Answer, str]:
     """The provider-shaped error for a request no recording matches, and its message."""
-    nearest = index.nearest(route, body)
+    nearest = index.nearest(provider.ROUTE, body)  # (recordings are grouped by the provider's route)
     if nearest is None:
         message = f"tracekit replay: no recording matches this request (key {key}); no request to {route} is recorded"
     else:

@@ -130,6 +130,8 @@ class ParsedRequest:
     session: str | None
     """The ``x-tracekit-session`` header (clean text): requests naming the same one form one trace."""
     retry_count: int | None
+    upstream_path: str | None = None
+    """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
     client_session: ClientSession | None = None
     """The session the client names itself (``client_sessions``: Claude Code's, Codex's headers)."""
     side_shape: bool = False
@@ -138,8 +140,10 @@ class ParsedRequest:
     """A structured (JSON schema) answer asked for."""
 
 
-def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider) -> ParsedRequest:
-    """Parse a model request (``headers`` as ``clean_headers`` made them)."""
+def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
+                 upstream_path: str | None = None) -> ParsedRequest:
+    """Parse a model request (``headers`` as ``clean_headers`` made them; ``upstream_path``: the path as sent,
+    when it is not ``route``)."""
     body, parse_error = parse_body(raw)
     is_object = isinstance(body, dict)
     return ParsedRequest(
@@ -156,6 +160,7 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         conversation=derive_conversation(provider, body, raw),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
+        upstream_path=upstream_path if upstream_path and upstream_path != route else None,
         client_session=client_session(headers, body),
         side_shape=not offers_tools(body),
         structured=asks_structured_output(body),

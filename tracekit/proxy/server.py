@@ -143,6 +143,7 @@ class Proxy:
         check_config(config)  # before anything (an output folder) is created
         self.routes: dict[str, Provider] = routes()
         """Each provider's model endpoint (installed wire formats included) -> the provider."""
+        self._by_resource: dict[object, Provider] = {}
         if replaying and index is None:
             if config.replay_dir is None:
                 raise ValueError("replay needs a folder of recordings")
@@ -193,8 +194,9 @@ class Proxy:
                               middlewares=[self._note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
-        for route in self.routes:
-            app.router.add_post(route, self._handle)
+        for route, provider in self.routes.items():
+            # A route may be a pattern (``/model/{model}/converse``): the provider is found by its resource.
+            self._by_resource[app.router.add_post(route, self._handle).resource] = provider
         app.router.add_route("*", "/{tail:.*}", self._other_route)
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
@@ -332,14 +334,18 @@ class Proxy:
     # -- one exchange ----------------------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        provider = self.routes[request.path]
+        raw_path = request.raw_path.split("?", 1)[0]
+        provider = self._by_resource[request.match_info.route.resource]
+        provider = provider.for_route(raw_path) or provider  # (encoded: a model id may hold a ``%2F``)
         raw = await self._read_body(request, provider)
         if isinstance(raw, web.Response):
             return raw
         self._track()
         headers = clean_headers(request.headers.items())
         self._learn_secrets(request, headers)
-        parsed = read_request(request.path, request.query_string, headers, raw, provider)
+        # Forwarded as the client sent it (percent-encoding kept): a SigV4 signature covers the encoded path.
+        parsed = read_request(request.path, request.query_string, headers, raw, provider,
+                              upstream_path=raw_path)  # fmt: skip
         if self._secret_fields and isinstance(parsed.body, dict):
             self._secret_fields.register(parsed.body, self.secrets)
         await self._scrub_if_learnt()

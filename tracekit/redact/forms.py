@@ -54,7 +54,7 @@ def environment_secrets(environ: Mapping[str, str]) -> list[str]:
 def secret_parts(value: str) -> list[str]:
     """A header value and the parts of it that are secrets on their own: ``Bearer abc`` gives ``Bearer abc``
     and ``abc``; a SigV4 ``AWS4-HMAC-SHA256 Credential=AKIA.../..., Signature=f00d...`` also gives each
-    parameter's value."""
+    parameter's value, and the access key id alone."""
     value = value.strip()
     parts = [value]
     if " " in value:
@@ -64,6 +64,8 @@ def secret_parts(value: str) -> list[str]:
             name, equals, parameter_value = parameter.partition("=")
             if equals and name.isalnum():
                 parts.append(parameter_value.strip())
+                if name == "Credential":  # ``AKIA.../20260101/us-east-1/bedrock/aws4_request``: the key id alone
+                    parts.append(parameter_value.split("/", 1)[0].strip())
     return [part for part in parts if len(part) >= MIN_SECRET_LENGTH]
 
 

@@ -269,6 +269,7 @@ def write_html_report(
         "runs_total": len(runs),
         "headline": Headline.of(ordered),
         "headline_runs": HEADLINE_RUNS,
+        "diagnosis_judge": getattr(summary, "diagnosis_judge", None),
     }
     pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
     for page in pages:

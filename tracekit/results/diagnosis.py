@@ -41,6 +41,26 @@ class EvidenceStep(ResultModel):
     depends_on: list[int] = omit_if_empty("Earlier steps (message indexes) its evidence rests on.")
 
 
+class DiagnosisJudgement(ResultModel):
+    """The judge's critical step over the evidence (``--diagnose-model``), beside the rule-based one."""
+
+    status: Literal["judged", "pending", "error"] = Field(
+        description="judged; pending (offline and not kept); error (no answer, or an answer naming a step that "
+        "does not exist or a category outside the taxonomy: never a silent pass)."
+    )
+    model: str = Field(description="The judge model.")
+    template: str = Field(description="The prompt template version (part of the kept verdict's identity).")
+    request_key: str | None = omit_if_none(description="The canonical request key it is kept under.")
+    source: Literal["kept", "new", "none"] = Field(description="Where the answer came from.")
+    step: int | None = omit_if_none(description="message_index of the judge's critical step.")
+    call: int | None = omit_if_none(description="The tool call at that step the judge named, if any.")
+    category: Category | None = omit_if_none(description="The judge's AgentRx category.")
+    reason: str = Field(default="", description="The judge's reason, or why there is no judgement.")
+    same_step: bool | None = omit_if_none(description="The judge's step equals the rule-based one.")
+    within_one_step: bool | None = omit_if_none(description="The two steps differ by at most one message.")
+    same_category: bool | None = omit_if_none(description="The judge's category equals the rule-based one.")
+
+
 class Diagnosis(ResultModel):
     """Where a failed trace went wrong first: the critical step, its AgentRx category, the evidence."""
 
@@ -64,6 +84,9 @@ class Diagnosis(ResultModel):
         default_factory=list, description="Why the trace counts as failed: verdict, reward, violations."
     )
     violations: int = Field(default=0, description="Violations and findings considered.")
+    judge: DiagnosisJudgement | None = omit_if_none(
+        description="The judge's reading of the same evidence (``--diagnose-model``); left out without one."
+    )
 
     @property
     def headline(self) -> str:

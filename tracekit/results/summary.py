@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from tracekit.results.base import Number, ResultModel
+from tracekit.results.base import Number, ResultModel, omit_if_none
 
 RESULTS = ("pass", "acceptable", "fail", "pending")
 """Verdict results in the order every count and report shows them."""
@@ -182,6 +182,18 @@ class RunSummary(ResultModel):
     ab: ABComparison | None = Field(description="The run's Group A vs B comparison, or null.")
 
 
+class DiagnosisAgreement(ResultModel):
+    """The judge over the evidence (``--diagnose-model``) against the rule-based diagnosis, over the traces it
+    judged: how often its critical step is the rule's, within one step of it, and of the same category."""
+
+    judged: int = Field(description="Diagnosed traces the judge answered for (a valid answer).")
+    pending: int = Field(description="Not judged: offline and no kept answer, or the model declined.")
+    errors: int = Field(description="No answer, or an unusable one (a step or category that does not exist).")
+    same_step: int = Field(description="Judged traces whose judge step equals the rule-based step.")
+    within_one_step: int = Field(description="Judged traces whose two steps differ by at most one message.")
+    same_category: int = Field(description="Judged traces whose two categories are equal.")
+
+
 class ResultsSummary(ResultModel):
     """Totals over the analyzed traces and the statistics of their verdicts."""
 
@@ -213,3 +225,7 @@ class ResultsSummary(ResultModel):
     reliability: Reliability | None = Field(description="pass^k over repeats; null without verdicts.")
     runs: list[RunSummary] = Field(description="One row per run, by name (traces that name no run last).")
     ab: ABComparison | None = Field(description="Group A vs B over every run's pairs; null when no case ran in both.")
+    diagnosis_judge: DiagnosisAgreement | None = omit_if_none(
+        description="The judge over the evidence against the rule-based diagnosis (``--diagnose-model``); left "
+        "out without it."
+    )
