@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -30,16 +30,16 @@ from aiohttp import web
 
 from tracekit.constants import HEALTH_PATH
 from tracekit.proxy.config import ProxyConfig
+from tracekit.proxy.connections import AnswerNotifier
 
 if TYPE_CHECKING:
     from tracekit.proxy.server import Proxy
 
 log = logging.getLogger(__name__)
 
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class LoadingProxy:
+class LoadingProxy(AnswerNotifier):
     """A proxy built in a background thread and served meanwhile (see the module docstring)."""
 
     def __init__(
@@ -55,8 +55,6 @@ class LoadingProxy:
         """The proxy once built (None while loading, or when the build failed)."""
         self.failure: BaseException | None = None
         """What the build raised, if it failed."""
-        self.answered: Callable[[object], None] | None = None
-        """Told the transport of each request answered (``connections.GuardedSite.answered``)."""
         self.waited = 0
         """Requests that arrived before the proxy was built and waited for it."""
         self.first_wait = threading.Event()
@@ -71,7 +69,7 @@ class LoadingProxy:
     def app(self) -> web.Application:
         """The application served: health at once, everything else through the proxy once it is built."""
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
-                              middlewares=[self._note_answered])  # fmt: skip
+                              middlewares=[self.note_answered])  # fmt: skip
         app.router.add_route("*", "/{tail:.*}", self._handle)
         app.on_startup.append(self._start_building)
         app.on_cleanup.append(self._cleanup)
@@ -106,15 +104,6 @@ class LoadingProxy:
         self._done.set()
         if self._ready is not None:
             self._ready(proxy)
-
-    @web.middleware
-    async def _note_answered(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        transport = request.transport
-        try:
-            return await handler(request)
-        finally:
-            if self.answered is not None:
-                self.answered(transport)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if self._proxy_app is None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
 
 import orjson
 from aiohttp import web
@@ -33,6 +32,7 @@ from tracekit.providers.base import Provider
 from tracekit.providers.openai_responses import NAME as RESPONSES_NAME
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
 from tracekit.proxy.config import ProxyConfig, check_config
+from tracekit.proxy.connections import AnswerNotifier
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
 from tracekit.proxy.observers import (
@@ -59,10 +59,9 @@ SESSIONS_PATH = "/_tracekit/sessions"
 OWN_PATHS = "/_tracekit/"
 
 
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class Proxy:
+class Proxy(AnswerNotifier):
     """The record/replay proxy as an aiohttp application (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, index: ReplayIndex | None = None) -> None:
@@ -111,8 +110,6 @@ class Proxy:
         self._closed = False
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
-        self.answered: Callable[[object], None] | None = None
-        """Told the transport of each request answered (``connections.GuardedSite.answered``)."""
         self._sweeper: asyncio.Task[None] | None = None
         self.slow_bodies = 0
         """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
@@ -122,7 +119,7 @@ class Proxy:
         that a client going away cancels its exchange)."""
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
-                              middlewares=[self._note_answered])  # fmt: skip
+                              middlewares=[self.note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
         for route, provider in self.routes.items():
@@ -132,15 +129,6 @@ class Proxy:
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
         return app
-
-    @web.middleware
-    async def _note_answered(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        transport = request.transport
-        try:
-            return await handler(request)
-        finally:
-            if self.answered is not None:
-                self.answered(transport)
 
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:
