@@ -10,25 +10,38 @@ derived by the provider modules, as the proxy does.
 
 Then ``tracekit replay DIR --port 0`` runs as a subprocess (this interpreter's ``tracekit`` entry point):
 
-- start-up: from ``Popen`` to the first ``GET /_tracekit/health`` answered 200 (after the announce line);
-- memory: the replay process's RSS once it answers health, minus the RSS of the same command over a folder
-  holding one one-call trace (the interpreter, the imports, the server), minus the stored bodies (the
-  request and response JSON of every model call, as written), divided by the exchanges; peak (VmHWM) too;
+- start-up: from ``Popen`` to the first ``GET /_tracekit/health`` answered 200 (after the announce line); the
+  recordings load in the background (``tracekit.proxy.loading``), so health may say ``loading``, which is
+  noted;
+- first answer: from ``Popen`` to the answer of a recorded request sent right after that health answer (it
+  waits for the load when the load is still under way, and must be a hit);
+- memory: the replay process's RSS once it gave that first answer (the load done), minus the RSS of the
+  same command over a folder holding one one-call trace (the interpreter, the imports, the server), minus
+  the stored bodies (the request and response JSON of every model call, as written), divided by the
+  exchanges; peak (VmHWM) too;
 - hit latency: recorded requests sent again (round-robin over sampled recordings) over one keep-alive
   connection; a hit must answer 200 with ``x-tracekit-replay: hit``;
 - the load itself: ``ReplayIndex.load`` of the folder in a fresh interpreter, wall and CPU time, with the
   replay reader (what ``tracekit replay`` uses) and with every file read into the record models
   (``fast=False``, the load before the replay reader), interleaved, twice each;
-- the import floor: ``python -c pass``, and the imports ``tracekit replay`` makes before loading
-  (``tracekit.cli.main`` and the proxy's ``launch``), each in a fresh interpreter, best of three;
+- the import floor: ``python -c pass``, the imports ``tracekit replay`` makes before it serves
+  (``tracekit.cli.main``, the command and the proxy's ``launch``), and those of the proxy it builds in the
+  background (``tracekit.proxy.server``), each in a fresh interpreter, best of three;
 - miss latency, two kinds: *late* (the last tool result of a recorded request changed: the nearest
   recording shares all but the last message) and *new* (a first user message never recorded: nothing is
   shared, every recording of the route and model is as near). A miss must answer 404 with
   ``x-tracekit-replay: miss`` naming the nearest recording.
 
+``--paired N --base-src DIR`` also starts ``tracekit replay`` N times over the same recordings from this
+code and from DIR (an export of an earlier commit, run as ``python -m tracekit`` with ``PYTHONPATH=DIR``),
+alternating, and gives the medians of both: wall time to health 200, the CPU time the replay process had
+used by then (user + system, ``/proc/PID/stat``: what the start-up cost whatever else the machine runs) and
+the time to the first answer. On a shared machine the pairs see the same load.
+
 Usage::
 
     python benchmarks/replay_scale.py [--sessions 2000] [--calls 10] [--requests 300] [--out RUN.md]
+        [--paired 5 --base-src DIR]
 """
 
 from __future__ import annotations
@@ -178,13 +191,45 @@ def rss_kb(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def paired(folder: Path, early: tuple[str, bytes], base: Path, count: int) -> str:
+    """Start-up of this code and of ``base``, alternating ``count`` times each (see the module docstring)."""
+    runs: dict[str, list[Replay]] = {"this code": [], f"base ({base.name})": []}
+    for number in range(count):
+        for name in (list(runs) if number % 2 == 0 else list(reversed(runs))):
+            replay = Replay(folder, early, None if name == "this code" else base)
+            replay.close()
+            runs[name].append(replay)
+    lines = ["| code | start-up, wall (median, range) | CPU by health (median) | first answer (median) | health said |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for name, replays in runs.items():
+        walls = [r.startup_s for r in replays]
+        lines.append(
+            f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}) | "
+            f"{statistics.median(r.startup_cpu_s for r in replays):.2f} s | "
+            f"{statistics.median(r.first_answer_s for r in replays):.2f} s | "
+            f"{', '.join(sorted({r.health for r in replays}))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 class Replay:
     """``tracekit replay FOLDER --port 0`` as a subprocess, with its start-up time."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, early: tuple[str, bytes], source: Path | None = None) -> None:
         command = [str(Path(sys.executable).with_name("tracekit")), "replay", str(folder), "--port", "0"]
+        environment = None
+        if source is not None:  # an earlier commit's tree
+            command = [sys.executable, "-m", "tracekit", *command[1:]]
+            environment = {**os.environ, "PYTHONPATH": str(source)}
         started = time.perf_counter()
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        env=environment, cwd=source)  # fmt: skip
         assert self.process.stdout is not None
         line = self.process.stdout.readline()  # "tracekit replay: listening on http://127.0.0.1:PORT"
         if "listening on" not in line:
@@ -192,10 +237,16 @@ class Replay:
             raise SystemExit(f"tracekit replay did not start: {line!r}")
         self.port = int(line.rsplit(":", 1)[1].strip().rstrip("/"))
         self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        status, _, _ = self.get("/_tracekit/health")
+        status, _, said = self.get("/_tracekit/health")
         self.startup_s = time.perf_counter() - started
+        self.startup_cpu_s = cpu_s(self.process.pid)
         if status != 200:
             raise SystemExit(f"health answered {status}")
+        self.health = orjson.loads(said)["status"]
+        _, status, headers, data = self.post(*early)
+        self.first_answer_s = time.perf_counter() - started
+        if (status, headers.get("x-tracekit-replay")) != (200, "hit"):
+            raise SystemExit(f"the first request was answered {status}: {data[:300]!r}")
 
     def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
         self.connection.request("GET", path)
@@ -224,7 +275,8 @@ wall, cpu = time.perf_counter(), time.process_time()
 index = ReplayIndex.load(sys.argv[1], fast=sys.argv[2] == "fast")
 print(time.perf_counter() - wall, time.process_time() - cpu, len(index))
 """
-IMPORTS = "import tracekit.cli.main, tracekit.proxy.launch"
+IMPORTS = "import tracekit.cli.main, tracekit.cli.replay, tracekit.proxy.launch"
+BUILD_IMPORTS = "import tracekit.proxy.server"
 
 
 def load_times(folder: Path, reader: str) -> tuple[float, float]:
@@ -285,7 +337,7 @@ def measure(replay: Replay, samples: list[tuple[str, dict[str, Any]]], kind: str
     return times
 
 
-def run(sessions: int, calls: int, requests: int) -> str:
+def run(sessions: int, calls: int, requests: int, pairs: int = 0, base: Path | None = None) -> str:
     exchanges = sessions * calls
     with tempfile.TemporaryDirectory(prefix="replay-scale-") as temp:
         big, small = Path(temp) / "big", Path(temp) / "small"
@@ -297,17 +349,19 @@ def run(sessions: int, calls: int, requests: int) -> str:
         write_recordings(small, 1, 1)
         on_disk = sum(path.stat().st_size for path in big.iterdir())
 
-        baseline = Replay(small)
-        base_rss, base_hwm = rss_kb(baseline.process.pid)
-        baseline.close()
-
-        replay = Replay(big)
-        rss, hwm = rss_kb(replay.process.pid)
         step = max(1, exchanges // 97)
         samples = []
         for number in range(0, exchanges, step):
             name, request, _ = turn(number // calls, number % calls, calls)
             samples.append((name, request))
+        name, request, _ = turn(0, 0, 1)
+        baseline = Replay(small, (PROVIDERS[name].ROUTE, orjson.dumps(request)))
+        base_rss, base_hwm = rss_kb(baseline.process.pid)
+        baseline.close()
+
+        name, request = samples[-1]  # (the last file listed: read last by the load)
+        replay = Replay(big, (PROVIDERS[name].ROUTE, orjson.dumps(request)))
+        rss, hwm = rss_kb(replay.process.pid)
         warm = min(20, requests)
         results: dict[str, list[float]] = {}
         for kind in ("hit", "late miss", "new miss"):
@@ -315,12 +369,15 @@ def run(sessions: int, calls: int, requests: int) -> str:
             results[kind] = measure(replay, samples, kind, requests)
         rss_after, hwm_after = rss_kb(replay.process.pid)
         replay.close()
+        compared = ""
+        if pairs and base is not None:
+            compared = paired(big, (PROVIDERS[name].ROUTE, orjson.dumps(request)), base, pairs)
 
         loads: dict[str, list[tuple[float, float]]] = {"fast": [], "models": []}
         for _ in range(2):
             for reader in loads:
                 loads[reader].append(load_times(big, reader))
-        bare_s, imports_s = interpreter_s("pass"), interpreter_s(IMPORTS)
+        bare_s, imports_s, build_s = interpreter_s("pass"), interpreter_s(IMPORTS), interpreter_s(BUILD_IMPORTS)
 
     fast_loads, model_loads = (", ".join(f"{wall:.2f} / {cpu:.2f} s" for wall, cpu in loads[reader])
                                for reader in ("fast", "models"))  # fmt: skip
@@ -336,13 +393,19 @@ def run(sessions: int, calls: int, requests: int) -> str:
         "",
         "| measure | value | target |",
         "|---|---|---|",
-        f"| start-up (Popen to health 200) | {replay.startup_s:.2f} s (one-trace folder: {baseline.startup_s:.2f} s) "
-        "| <= 0.5 s |",
+        f"| **start-up** (Popen to health 200; health said `{replay.health}`) | **{replay.startup_s:.2f} s** "
+        f"(one-trace folder: {baseline.startup_s:.2f} s, `{baseline.health}`) | <= 0.5 s |",
+        f"| CPU the replay process had used by health 200 (user + system) | {replay.startup_cpu_s:.2f} s "
+        f"(one-trace folder: {baseline.startup_cpu_s:.2f} s) | |",
+        f"| first answer (Popen to a recorded request sent right after health, answered: it waits for the load) "
+        f"| {replay.first_answer_s:.2f} s (one-trace folder: {baseline.first_answer_s:.2f} s) | |",
         f"| the load itself (`ReplayIndex.load`, fresh interpreter), wall / CPU, two runs | {fast_loads} | |",
         f"| the same with every file read into the record models (`fast=False`: the load before) | {model_loads} | |",
-        f"| import floor: `python -c pass` / the imports of `tracekit replay` (`{IMPORTS}`), best of 3 | "
-        f"{bare_s:.2f} / {imports_s:.2f} s | |",
-        f"| RSS after load | {rss / 1024:.1f} MB (one-trace folder: {base_rss / 1024:.1f} MB) | |",
+        f"| import floor: `python -c pass` / the imports of `tracekit replay` before it serves (`{IMPORTS}`) / "
+        f"those of the proxy built in the background (`{BUILD_IMPORTS}`), best of 3 | "
+        f"{bare_s:.2f} / {imports_s:.2f} / {build_s:.2f} s | |",
+        f"| RSS after load (after the first answer) | {rss / 1024:.1f} MB "
+        f"(one-trace folder: {base_rss / 1024:.1f} MB) | |",
         f"| **memory per exchange beyond the bodies** (RSS) | **{per_exchange / 1024:.2f} kB** | <= 2 kB |",
         f"| peak (VmHWM) per exchange beyond the bodies | {peak_per_exchange / 1024:.2f} kB | |",
         f"| RSS after the requests | {rss_after / 1024:.1f} MB (peak {hwm_after / 1024:.1f} MB) | |",
@@ -351,6 +414,9 @@ def run(sessions: int, calls: int, requests: int) -> str:
         target = "<= 5 ms" if "miss" in kind else ""
         lines.append(f"| {kind}: median / p99 / max over {len(times)} | **{statistics.median(times):.2f}** / "
                      f"{percentile(times, 0.99):.2f} / {max(times):.2f} ms | {target} |")  # fmt: skip
+    if compared:
+        lines += ["", f"Start-up, paired with the base code over the same recordings ({pairs} each, alternating):", "",
+                  compared]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -360,8 +426,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=10, help="Model calls per session.")
     parser.add_argument("--requests", type=int, default=300, help="Measured requests of each kind.")
     parser.add_argument("--out", type=Path, help="Write the results as Markdown here.")
+    parser.add_argument("--paired", type=int, default=0, metavar="N", help="Start-ups paired with --base-src.")
+    parser.add_argument("--base-src", type=Path, metavar="DIR", help="An export of the commit to compare with.")
     args = parser.parse_args()
-    text = run(args.sessions, args.calls, args.requests)
+    text = run(args.sessions, args.calls, args.requests, args.paired, args.base_src)
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

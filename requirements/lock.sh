@@ -12,3 +12,14 @@ uv pip compile pyproject.toml --extra test --python-version 3.11 --no-header --q
   cat requirements/test.lock.new
 } > requirements/test.lock
 rm requirements/test.lock.new
+
+# The agent frameworks of tests/integration/test_python_clients.py, each in a virtual environment of its own
+# (their pins conflict with the test lock's and with each other's); .ci/run installs them from these.
+for extra in clients clients-crewai; do
+  uv pip compile pyproject.toml --extra "$extra" --python-version 3.11 --no-header --quiet -o "requirements/$extra.lock.new"
+  {
+    echo "# The $extra extra of pyproject.toml pinned for CPython 3.11 on Linux x86_64 (requirements/lock.sh)."
+    cat "requirements/$extra.lock.new"
+  } > "requirements/$extra.lock"
+  rm "requirements/$extra.lock.new"
+done

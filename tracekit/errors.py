@@ -170,3 +170,8 @@ class UndecodableResponse(BodyRefused):
 
     failure = "undecodable"
 
+
+
+class UnfollowedResults(Exception):
+    """Inside ``tracekit.results.stream``: the entry-by-entry scanner cannot follow a results file, which is
+    then read whole instead (that read names what is wrong). Never reaches a caller."""

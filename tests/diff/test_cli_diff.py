@@ -85,6 +85,29 @@ def test_diff_of_two_trace_folders_writes_the_html_with_a_page_per_changed_pair(
     assert timed, "the latency deltas come from the trace files"
 
 
+def test_the_streamed_diff_replaces_an_earlier_diff_whole_and_writes_the_single_file_from_its_lists(
+    tmp_path: Path,
+) -> None:
+    """The pages go through the staging folder (``tracekit.report.html.pages_into``): a page of an earlier,
+    longer diff goes, the user's own file stays, nothing is left staged; --html-single in the same run holds
+    what --html-single alone writes, from the lists the streamed index keeps."""
+    recordings = ROOT / "recordings"
+    sides = [str(recordings / "reference"), str(recordings / "flawed"), "--cases", str(ROOT / "cases")]
+    html = tmp_path / "html"
+    (html / "pairs").mkdir(parents=True)
+    (html / "pairs" / "GONE-01.html").write_text("an earlier diff's page", encoding="utf-8")
+    (html / "notes.txt").write_text("mine", encoding="utf-8")
+    both = CliRunner().invoke(cli, ["diff", *sides, "--html", str(html), "--html-single", str(tmp_path / "a.html")])
+    assert both.exit_code == 0, both.output
+    assert not (html / "pairs" / "GONE-01.html").exists() and (html / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(entry.name for entry in html.iterdir()) == ["index.html", "notes.txt", "pairs"]
+    alone = CliRunner().invoke(cli, ["diff", *sides, "--html-single", str(tmp_path / "b.html")])
+    assert alone.exit_code == 0, alone.output
+    single = (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert single == (tmp_path / "b.html").read_text(encoding="utf-8")
+    assert single.count('<section class="embedded"') == len(list((html / "pairs").glob("*.html")))
+
+
 TAU = ROOT / ".." / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 
 

@@ -405,3 +405,38 @@ def test_a_diff_pair_page_keeps_its_call_columns_wide_and_wraps_a_long_argument(
     assert mark["width"] <= 48  # the = + − ⇄ ~ column
     assert abs(base["width"] - new["width"]) <= 2 and base["width"] >= 0.45 * boxes["table"]["width"]
     assert boxes["overflowing"] == 0  # the long keyword wraps inside its cell
+
+
+#: The single-file report's in-page links: how many lead nowhere, its embedded pages, and its width.
+_SINGLE_ANCHORS = """
+(() => {
+  const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));
+  return JSON.stringify({
+    links: links.length,
+    outside: links.filter(h => !h.startsWith('#')).length,
+    dangling: links.filter(h => h.startsWith('#') && !document.getElementById(h.slice(1))).length,
+    embedded: Array.from(document.querySelectorAll('section.embedded')).map(s => s.id),
+    scrollWidth: document.documentElement.scrollWidth,
+  });
+})()
+"""
+
+
+def test_the_single_file_loads_clean_and_its_links_stay_inside(
+    browser: str, report_inputs: dict[str, Any], tmp_path: Path, artifacts: Path
+) -> None:
+    """``--html-single``: the file loads with no request but itself, the hostile text is text, the failing
+    trace's page (with its call graph) is inside it, every link lands in it, and it fits 1,280 px."""
+    single = write_reports(report_inputs["results"], html_single=tmp_path / "run.html", cases=report_inputs["cases"],
+                           results_dir=report_inputs["root"]).single  # fmt: skip
+    assert single is not None
+    url = single.path.resolve().as_uri()
+    seen = asyncio.run(_visit(browser, url, artifacts / "report-single.png", probe=_SINGLE_ANCHORS))
+    _assert_inert(seen)
+    assert seen["requests"] == [url]
+    assert seen["dom"]["hostileAsText"] is True and seen["dom"]["svg"] == 1
+    probe = seen["probe"]
+    assert probe["links"] > 10 and probe["outside"] == 0 and probe["dangling"] == 0
+    assert probe["embedded"] == ["trace-B2-PC-02.A.1"]
+    assert probe["scrollWidth"] <= 1280
+    _assert_not_blank(artifacts / "report-single.png", width=1280)

@@ -35,6 +35,9 @@ PROGRESS_FROM = 20
 @click.option("--json", "json_path", metavar="FILE|URL",
               help="Write the results JSON here: a path, a URL (s3://...) or '-' (stdout).")
 @click.option("--html", "html_dir", type=click.Path(path_type=Path), help="Write the HTML report into this folder.")
+@click.option("--html-single", "html_single", type=click.Path(path_type=Path), metavar="FILE",
+              help="Write the report as one self-contained HTML file to attach to a pull request: the summary, "
+              "every trace in one table (failures first) and the failing traces' pages (docs/reports.md).")
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="Write a Markdown summary here.")
 @click.option("--junit", "junit_path", type=click.Path(path_type=Path), help="Write JUnit XML here.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
@@ -111,6 +114,7 @@ def analyze(
     case_id: str | None,
     json_path: str | None,
     html_dir: Path | None,
+    html_single: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
     jobs: int,
@@ -149,6 +153,7 @@ def analyze(
     \b
     Examples:
       tracekit analyze recordings --cases cases --json results.json
+      tracekit analyze runs/today --cases cases --html-single review.html
       tracekit analyze s3://bucket/traces --engine ray --json s3://bucket/results.json
     """
     from tracekit.application import Analysis
@@ -157,7 +162,8 @@ def analyze(
 
     if ray_address is not None and engine != "ray":
         raise InputError("--ray-address needs --engine ray")
-    for option, file in (("--json", json_path), ("--markdown", markdown_path), ("--junit", junit_path)):
+    for option, file in (("--json", json_path), ("--markdown", markdown_path), ("--junit", junit_path),
+                         ("--html-single", html_single)):
         output_file(option, file)  # refused now, not after the analysis
     output_folder("--html", html_dir)
     output_folder("--parquet", parquet_dir)
@@ -186,11 +192,11 @@ def analyze(
         settings = replace(settings, expected_actions=_expected_actions(expected_actions))
     many = not isinstance(files, list) or len(files) >= PROGRESS_FROM  # a stream: its length is unknown
     show_progress = progress if progress is not None else (many and sys.stderr.isatty())
-    reports = html_dir is not None or markdown_path is not None or junit_path is not None
+    reports = any(option is not None for option in (html_dir, html_single, markdown_path, junit_path))
     if parquet_dir is not None:
         settings = replace(settings, keep_results=True)
     if reports and to_stdout:
-        raise InputError("--json - cannot be combined with --html/--markdown/--junit; give a file")
+        raise InputError("--json - cannot be combined with --html/--html-single/--markdown/--junit; give a file")
     runner = _engine(engine, ray_address, jobs)
     with contextlib.ExitStack() as reports_stack:
         # The reports read the results JSON back entry by entry, from a local copy written as it streams:
@@ -212,7 +218,7 @@ def analyze(
         if spool is not None:
             where = Path(settings.sources.results_dir) if settings.sources.results_dir else Path.cwd()
             name = str(json_path).rsplit("/", 1)[-1] if json_path is not None else "results.json"
-            _write_reports(spool, where, name, html_dir, markdown_path, junit_path, analysis.library,
+            _write_reports(spool, where, name, html_dir, html_single, markdown_path, junit_path, analysis.library,
                            fail_on or "fail")  # fmt: skip
     sys.stdout.flush()
     if outcome.unreadable_files or bad_case_files:
@@ -359,6 +365,7 @@ def _write_reports(
     results_dir: Path,
     results_name: str,
     html_dir: Path | None,
+    html_single: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
     library: CaseLibrary | None,
@@ -370,8 +377,10 @@ def _write_reports(
 
     written = write_reports(
         results, html_dir, markdown_path, junit_path, cases=library, fail_on=fail_on,
-        results_dir=results_dir, results_name=results_name,
+        results_dir=results_dir, results_name=results_name, html_single=html_single,
     )  # fmt: skip
     for path in [written.index, written.markdown, written.junit]:
         if path is not None:
             click.echo(f"wrote {path}", err=True)
+    if written.single is not None:
+        click.echo(f"wrote {written.single.summary_line()}", err=True)

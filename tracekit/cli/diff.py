@@ -33,9 +33,12 @@ if TYPE_CHECKING:
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (regressions, improvements).")
 @click.option("--html", "html_dir", metavar="DIR|URL",
               help="Write the HTML diff into this folder (or URL): an index with the counts, a page per changed pair.")
+@click.option("--html-single", "html_single", metavar="FILE|URL",
+              help="Write the HTML diff as one self-contained file to attach to a pull request: the index and each "
+              "changed pair's page (docs/reports.md).")
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 when any pair regressed.")
 def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markdown: str | None,
-         html_dir: str | None, fail_on: str | None) -> None:  # fmt: skip
+         html_dir: str | None, html_single: str | None, fail_on: str | None) -> None:  # fmt: skip
     """Compare BASE and NEW: each a results JSON of `tracekit analyze --json`, or a folder of traces
     (analyzed here, against --cases when given).
 
@@ -56,8 +59,9 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
     output_file("--json", json_out)
     output_file("--markdown", markdown)
     output_folder("--html", html_dir)
+    output_file("--html-single", html_single)
     with contextlib.ExitStack() as stack:
-        counts = _write_diff(stack, base, new, cases_dir, json_out, markdown, html_dir)
+        counts = _write_diff(stack, base, new, cases_dir, json_out, markdown, html_dir, html_single)
     if fail_on == "regression" and counts["regression"]:
         click.echo(f"{counts['regression']} pairs regressed (--fail-on regression)", err=True)
         sys.stdout.flush()
@@ -65,7 +69,7 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
 
 
 def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str | None, json_out: str | None,
-                markdown: str | None, html_dir: str | None) -> dict[str, int]:  # fmt: skip
+                markdown: str | None, html_dir: str | None, html_single: str | None) -> dict[str, int]:  # fmt: skip
     """Pair the two sides from their keys, then build one pair at a time (its entries read again from each
     results file) and hand it to the JSON, the HTML pages and the Markdown: memory stays flat in the number
     of pairs (``tracekit.diff.stream``)."""
@@ -83,10 +87,15 @@ def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str
     latency = latency_reader(base_dir, new_dir)
     pairs = (planned.build(before.entry, after.entry, latency) for planned in plan)
     writer = digest = None
-    if html_dir is not None:
+    if html_dir is not None or html_single is not None:
         from tracekit.report.diff_html import DiffPagesWriter
+        from tracekit.report.html import pages_into
 
-        writer = DiffPagesWriter(html_dir, base_name=_name(base), new_name=_name(new), trace_dirs=(base_dir, new_dir))
+        # Without --html the writer writes no page: it keeps what the single file shows.
+        into = None if html_dir is None else stack.enter_context(
+            pages_into(html_dir, lambda name: name in ("index.html", "pairs")))  # fmt: skip
+        writer = DiffPagesWriter(html_dir or html_single or "", into, base_name=_name(base), new_name=_name(new),
+                                 trace_dirs=(base_dir, new_dir))  # fmt: skip
     folder = _relative_to(html_dir, markdown) if html_dir is not None and markdown is not None else ""
     if markdown is not None:
         digest = MarkdownDigest()
@@ -95,7 +104,7 @@ def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str
         for pair in pairs:
             page = writer.add(pair) if writer is not None else None
             if digest is not None:
-                digest.add(pair, _page(folder, page))
+                digest.add(pair, _page(folder, page) if html_dir is not None else None)
             yield pair
 
     if json_out is not None:
@@ -106,9 +115,11 @@ def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str
             pass
     if json_out is not None:
         click.echo(f"JSON: {json_out}")
-    pages = writer.finish(counts) if writer is not None else None
+    pages = writer.finish(counts) if writer is not None and html_dir is not None else None
     if pages is not None:
         click.echo(f"HTML diff: {pages.index} ({len(pages.files)} pages)")
+    if writer is not None and html_single is not None:
+        click.echo(f"HTML diff in one file: {writer.write_single(html_single, counts)}")
     if markdown is not None and digest is not None:
         index = _page(folder, "index.html") if pages is not None else None
         write_text(markdown, digest.render(counts, index))

@@ -63,8 +63,8 @@ def body_options(function: Callable[..., None]) -> Callable[..., None]:
 HOST_HELP = "Address to listen on (loopback by default; others need --allow-remote)."
 
 
-def intercepts_of(path: Path | None) -> InterceptConfig:
-    """The intercepts and faults of ``--case FILE`` (none without it); a bad file is a usage error."""
+def intercepts_of(path: Path | None) -> InterceptConfig | None:
+    """The intercepts and faults of ``--case FILE`` (None without it); a bad file is a usage error."""
     from tracekit.proxy.launch import case_config  # the proxy loads when the command runs, not for --help
 
     try:
@@ -82,8 +82,8 @@ def serve_proxy(
     / SIGINT; what it cannot start with is a usage error (exit status 2), told through the redactor like
     everything it prints."""
     # The proxy loads when the command runs, not for --help.
+    from tracekit.proxy.config import ProxyConfig
     from tracekit.proxy.launch import redactor_with, run
-    from tracekit.proxy.server import ProxyConfig
 
     config = ProxyConfig(intercepts=intercepts_of(case_file), redactor=redactor_with(redact),
                          observer=guard_observer(guard_file), **settings)  # fmt: skip

@@ -73,12 +73,11 @@ def replay(
     from tracekit.cli.paths import output_folder
     from tracekit.proxy.launch import match_rules
     from tracekit.proxy.runner import check_host
-    from tracekit.trace import trace_files
 
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")
     output_folder("--out", out_dir)
-    if on_miss == "error" and not trace_files([directory]):
+    if on_miss == "error" and not _holds_a_trace(directory):
         try:
             check_host(host, allow_remote, lambda _warning: None)  # a refused address is the first thing to say
         except TracekitError as exc:
@@ -96,3 +95,9 @@ def replay(
         on_miss=on_miss, max_body_bytes=max_body_bytes, secret_fields=redact_fields, match_rules=rules,
         **chosen_limits(),
     )
+
+
+def _holds_a_trace(directory: Path) -> bool:
+    """Whether ``directory`` holds a trace file, at any depth (the first found ends the search: replay's loader
+    lists them all in the background)."""
+    return any(path.is_file() for path in directory.rglob("*.jsonl"))

@@ -16,6 +16,9 @@ from tracekit.errors import TracekitError
 @click.command()
 @click.argument("results")
 @click.option("--html", "html_dir", metavar="DIR|URL", help="Write the HTML report into this folder (or URL: s3://...).")
+@click.option("--html-single", "html_single", metavar="FILE|URL",
+              help="Write the report as one self-contained HTML file to attach to a pull request: the summary, "
+              "every trace in one table (failures first) and the failing traces' pages (docs/reports.md).")
 @click.option("--markdown", help="Write a PR-comment-sized Markdown summary here (a path or a URL: s3://...).")
 @click.option("--junit", help="Write JUnit XML here (one testcase per run; a path or a URL).")
 @click.option("--baseline", help="An earlier results JSON to compare against (a path or a URL).")
@@ -26,6 +29,7 @@ from tracekit.errors import TracekitError
 def report(
     results: str,
     html_dir: str | None,
+    html_single: str | None,
     markdown: str | None,
     junit: str | None,
     baseline: str | None,
@@ -40,23 +44,27 @@ def report(
     """
     from tracekit.report import write_reports
 
-    if html_dir is None and markdown is None and junit is None and fail_on is None:
-        raise click.UsageError("nothing to do: give --html DIR, --markdown FILE, --junit FILE or --fail-on")
+    if all(option is None for option in (html_dir, html_single, markdown, junit, fail_on)):
+        raise click.UsageError("nothing to do: give --html DIR, --html-single FILE, --markdown FILE, --junit FILE "
+                               "or --fail-on")
     from tracekit.cli.paths import case_library, output_file, output_folder
 
     case_library("--cases", cases_dir)
     output_folder("--html", html_dir)
     output_file("--markdown", markdown)
     output_file("--junit", junit)
+    output_file("--html-single", html_single)
     try:
         outcome = write_reports(
             results, html_dir=html_dir, markdown=markdown, junit=junit, baseline=baseline,
-            cases=cases_dir, fail_on=fail_on or "fail",
+            cases=cases_dir, fail_on=fail_on or "fail", html_single=html_single,
         )
     except TracekitError as exc:
         raise InputError(str(exc)) from exc
     if outcome.index is not None:
         click.echo(f"HTML report: {outcome.index} ({len(outcome.html)} pages)")
+    if outcome.single is not None:
+        click.echo(f"HTML report in one file: {outcome.single.summary_line()}")
     if outcome.markdown is not None:
         click.echo(f"Markdown: {outcome.markdown}")
     if outcome.junit is not None:

@@ -106,6 +106,11 @@ def render_timeline(trace: Any, limit: int) -> list[str]:
             injected = "⚡ injected " if record.injected else ""
             target = f"#{record.call_index}" if record.call_index is not None else "#?"
             lines.append(f"    ← {target} {injected}{mark}" + _short(content_text(record.content), limit))
+        elif isinstance(record, ModelCall) and getattr(record, "side_call", None):
+            from tracekit.report.timeline import side_call_answer  # (loads the providers: only for a side call)
+
+            answer = side_call_answer(record)
+            lines.append("  side " + _describe_model_call(record) + (" → " + _short(answer, limit) if answer else ""))
         elif isinstance(record, ModelCall):
             lines.append("  " + _describe_model_call(record))
         elif isinstance(record, Intercept):

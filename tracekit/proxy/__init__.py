@@ -2,7 +2,8 @@
 
 - ``Proxy`` / ``ProxyConfig``: the aiohttp application (record from upstream, or replay recordings),
   with the case's intercepts and faults applied to every request.
-- ``RunningProxy``: a proxy in a background thread (tests, notebooks); ``serve``: the CLI's loop.
+- ``RunningProxy``: a proxy in a background thread (tests, notebooks); ``serve``: the CLI's loop;
+  ``LoadingProxy``: replay's port open at once, the proxy built (recordings loaded) in the background.
 - ``ReplayIndex``: recordings by canonical request key; ``request_key``: that key.
 - ``SessionRegistry``: session stitching; ``Recorder``: one trace file per session.
 - One exchange is ``request.ParsedRequest`` (immutable, made safe at the edge) + ``exchange.Turn`` (what the
@@ -26,15 +27,17 @@ from typing import TYPE_CHECKING
 from tracekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from tracekit.proxy.config import ProxyConfig
     from tracekit.proxy.keys import first_difference, normalized_request, request_key, route_key
     from tracekit.proxy.launch import RedactingFilter, redact_logs
+    from tracekit.proxy.loading import LoadingProxy
     from tracekit.proxy.options import DEFAULT_MAX_BODY_BYTES
     from tracekit.proxy.raw_text import bytes_of
     from tracekit.proxy.recorder import Recorder, RecordingStats
     from tracekit.proxy.replayer import RecordedAnswer, RecordedRoute, ReplayIndex
     from tracekit.proxy.request_secrets import SECRET_QUERY_PARAMETERS, SecretFields
     from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
-    from tracekit.proxy.server import HEALTH_PATH, Proxy, ProxyConfig
+    from tracekit.proxy.server import HEALTH_PATH, Proxy
     from tracekit.proxy.sessions import Session, SessionRegistry
     from tracekit.proxy.shared_texts import resolve_shared_texts
     from tracekit.proxy.trace_files import SessionTrace
@@ -43,7 +46,9 @@ if TYPE_CHECKING:
 #: Each public name -> the module of the package that defines it.
 _HOMES = {
     "options": ["DEFAULT_MAX_BODY_BYTES"],
-    "server": ["HEALTH_PATH", "Proxy", "ProxyConfig"],
+    "server": ["HEALTH_PATH", "Proxy"],
+    "config": ["ProxyConfig"],
+    "loading": ["LoadingProxy"],
     "request_secrets": ["SECRET_QUERY_PARAMETERS", "SecretFields"],
     "tracking": ["ExchangeTracker"],
     "replayer": ["RecordedAnswer", "RecordedRoute", "ReplayIndex"],
@@ -62,6 +67,7 @@ __all__ = [
     "HEALTH_PATH",
     "SECRET_QUERY_PARAMETERS",
     "ExchangeTracker",
+    "LoadingProxy",
     "Proxy",
     "ProxyConfig",
     "RecordedAnswer",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -200,3 +201,25 @@ def quiet_accept_errors() -> None:
     asyncio_log = logging.getLogger("asyncio")
     if ACCEPT_ERRORS not in asyncio_log.filters:
         asyncio_log.addFilter(ACCEPT_ERRORS)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+"""An aiohttp request handler."""
+
+
+class AnswerNotifier:
+    """What an application that a ``GuardedSite`` serves mixes in: ``answered`` (set to the site's
+    ``answered``) is told the transport of each request once it is answered, through the middleware
+    ``note_answered`` (``middlewares=[self.note_answered]``)."""
+
+    answered: Callable[[Any], None] | None = None
+
+    @web.middleware
+    async def note_answered(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Answer the request, then tell ``answered`` (whatever the answer was)."""
+        transport = request.transport
+        try:
+            return await handler(request)
+        finally:
+            if self.answered is not None:
+                self.answered(transport)

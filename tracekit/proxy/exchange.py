@@ -55,7 +55,7 @@ class Turn:
 
     session: Session
     how: str
-    """'header', 'thread', 'retry', 'continuity' or 'new'."""
+    """'header', 'client', 'thread', 'retry', 'continuity' or 'new'."""
     attempt: int
     number: int
     """1-based number of the request in its session (attempts included): what faults select."""
@@ -70,6 +70,8 @@ class Turn:
     """An observer refused the request (``observers``): answered with this message, never forwarded."""
     extra_records: tuple[Any, ...] = ()
     """Records an observer adds to the trace with this exchange (guard events)."""
+    side_call: bool = False
+    """A side call of its session (``sessions.is_side_call``): recorded as one, no turn of the conversation."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:

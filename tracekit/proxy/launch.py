@@ -14,15 +14,20 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracekit.errors import ProxySetupError, TracekitError
-from tracekit.intercepts import InterceptConfig, load_intercept_config
+from tracekit.proxy.config import ProxyConfig, check_config
+from tracekit.proxy.loading import LoadingProxy
 from tracekit.proxy.matching import RUNGS, MatchRules
-from tracekit.proxy.recorder import RecordingStats
 from tracekit.proxy.runner import announce_to_stdout, bind, check_host, serve
-from tracekit.proxy.server import Proxy, ProxyConfig, check_config
 from tracekit.redact import Redactor, default_redactor
 from tracekit.safe_yaml import safe_load_yaml
+
+if TYPE_CHECKING:
+    from tracekit.intercepts import InterceptConfig
+    from tracekit.proxy.recorder import RecordingStats
+    from tracekit.proxy.server import Proxy
 
 
 def redactor_with(values: Iterable[str]) -> Redactor:
@@ -64,15 +69,34 @@ def match_rules(directory: Path, ignore: Iterable[str], builtin: bool = True) ->
     return MatchRules.from_texts(patterns, builtin=builtin)
 
 
-def case_config(path: Path | None) -> InterceptConfig:
-    """The intercepts and faults of ``--case FILE`` (none without it); a bad file raises a ``TracekitError``."""
+def case_config(path: Path | None) -> InterceptConfig | None:
+    """The intercepts and faults of ``--case FILE`` (None without it); a bad file raises a ``TracekitError``."""
     if path is None:
-        return InterceptConfig()
+        return None
+    # The case library loads only with --case (tracekit replay's start-up does without it).
+    from tracekit.intercepts import load_intercept_config
+
     return load_intercept_config(path)
 
 
+def build_proxy(config: ProxyConfig) -> Proxy:
+    """The proxy for ``config`` (replay: its recordings loaded); a ``ProxySetupError`` for what it cannot start
+    with."""
+    # The proxy's modules (aiohttp's client, the providers, the record models) load here, in replay's background
+    # build, after the port is open (tracekit.proxy.loading).
+    from tracekit.proxy.server import Proxy
+
+    try:
+        return Proxy(config)
+    except TracekitError:
+        raise
+    except ValueError as exc:
+        raise ProxySetupError(str(exc)) from exc
+
+
 def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Callable[[str], None]) -> None:
-    """Check the bind address, build the proxy and serve until SIGTERM / SIGINT. Everything it gives ``say``
+    """Check the bind address, build the proxy (replay: in the background, serving meanwhile, ``loading``) and
+    serve until SIGTERM / SIGINT. Everything it gives ``say``
     (one line for stderr) and every log line goes through ``config.redactor``; what it cannot start with
     raises a ``TracekitError`` (``ProxySetupError`` for a bad configuration)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
@@ -87,19 +111,26 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
         sock = bind(host, port)  # before the proxy: a taken port creates no --out and loads no recording
     except ValueError as exc:
         raise ProxySetupError(str(exc)) from exc
-    try:
-        proxy = Proxy(config)
-    except (TracekitError, ValueError) as exc:
-        sock.close()
-        if isinstance(exc, TracekitError):
+    if config.mode == "replay":
+        # The port opens at once; the recordings load in the background, requests meanwhile waiting for them.
+        stopping = asyncio.Event()
+        loading = LoadingProxy(config, lambda: build_proxy(config), ready=lambda built: _loaded(built, echo),
+                               failed=stopping.set)  # fmt: skip
+        asyncio.run(serve(loading, host, port, announce_to_stdout(config.mode), sock, stopping))
+        if loading.failure is not None:
+            raise loading.failure
+        if loading.proxy is None:
+            echo("tracekit replay: stopped before the recordings were loaded")
+            echo(replay_summary({}, []))
+            return
+        proxy = loading.proxy
+    else:
+        try:
+            proxy = build_proxy(config)
+        except TracekitError:
+            sock.close()
             raise
-        raise ProxySetupError(str(exc)) from exc
-    if proxy.index is not None:
-        index = proxy.index
-        echo(f"tracekit replay: {len(index)} recorded answers from {index.files} trace files")
-        for problem in index.problems[:10]:
-            echo(f"tracekit replay: skipped {problem}")
-    asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
+        asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
     errors = proxy.tracker.recording_errors
     if errors:
         echo(f"tracekit {config.mode}: {len(errors)} exchanges could not be recorded: {errors[0]!r}")
@@ -116,6 +147,14 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
 
 #: Requests answered by a rung other than ``exact`` that replay lists by name at exit.
 LISTED_MATCHES = 50
+
+
+def _loaded(proxy: Proxy, echo: Callable[[str], None]) -> None:
+    index = proxy.index
+    if index is not None:
+        echo(f"tracekit replay: {len(index)} recorded answers from {index.files} trace files")
+        for problem in index.problems[:10]:
+            echo(f"tracekit replay: skipped {problem}")
 
 
 def replay_summary(matches: Mapping[str, int], misses: list[str]) -> str:

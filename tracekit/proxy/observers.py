@@ -101,8 +101,11 @@ class ExchangeObserver(Protocol):
 
 
 def watch_request(observer: ExchangeObserver, exchange: Exchange) -> None:
-    """Show the observer a request about to be answered and apply its decision to the exchange's turn."""
+    """Show the observer a request about to be answered and apply its decision to the exchange's turn. A side
+    call (``Turn.side_call``) is no turn of the conversation the observer follows: it is not shown."""
     turn = exchange.turn
+    if turn.side_call:
+        return
     sent = turn.sent
     seen = Seen("request", turn.session.id, exchange.provider, turn.messages, sent.conversation.system,
                 sent.body if isinstance(sent.body, dict) else None, exchange.t_wall,
@@ -119,8 +122,11 @@ def watch_request(observer: ExchangeObserver, exchange: Exchange) -> None:
 
 
 def watch_answer(observer: ExchangeObserver, exchange: Exchange, outcome: Outcome) -> None:
-    """Show the observer the answer of an exchange; the records it returns join the exchange's."""
+    """Show the observer the answer of an exchange; the records it returns join the exchange's (a side call's
+    is not shown, as above)."""
     turn = exchange.turn
+    if turn.side_call:
+        return
     sent = turn.sent
     seen = Seen("answer", turn.session.id, exchange.provider, turn.messages, sent.conversation.system,
                 sent.body if isinstance(sent.body, dict) else None, exchange.t_wall, outcome.reply,

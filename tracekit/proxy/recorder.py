@@ -121,7 +121,8 @@ class Recorder:
         index = builder.model_call_count
         first_new = len(builder.records)
         sent = exchange.turn.sent
-        if isinstance(sent.body, dict):
+        side_call = exchange.turn.side_call
+        if isinstance(sent.body, dict) and not side_call:
             # Whatever a client sent, the exchange itself is recorded: a conversation that cannot be
             # derived becomes an error record beside the model call, never a lost exchange.
             if sent.conversation.error is not None:
@@ -140,7 +141,9 @@ class Recorder:
             builder.add(Intercept(mode="fault", injected=fault.describe(), model_call=index, t=t))
         for record in exchange.turn.extra_records:  # an observer's (the guard's events)
             builder.add(record.model_copy(update={"model_call": index}))
-        if final:
+        if final and side_call:
+            builder.add_side_call(self._streamed(model_call(exchange, outcome)))
+        elif final:
             call = self._streamed(model_call(exchange, outcome))
             try:
                 # (appends the call before reading the reply)
@@ -192,7 +195,10 @@ class Recorder:
         call.attempts = pending.attempts
         call.from_attempts = True
         trace = session.trace
-        trace.builder.add_model_call(call, None)
+        if pending.exchange.turn.side_call:
+            trace.builder.add_side_call(call)
+        else:
+            trace.builder.add_model_call(call, None)
         self._flush(trace)
 
     def _flush(self, trace: SessionTrace) -> None:
@@ -321,7 +327,7 @@ class Recorder:
                 provider=provider,
                 model=model if isinstance(model, str) else None,
                 case_id=self.case_id,
-                meta={**self.meta, "continues": session.continues} if session.continues else dict(self.meta),
+                meta=_header_meta(self.meta, session),
                 t=t,
             )
             path = self._path_for(session)
@@ -347,6 +353,16 @@ class Recorder:
             path = self.out_dir / f"{session.id}-{number}.jsonl"
         self._taken.add(path)
         return path
+
+
+def _header_meta(meta: dict[str, Any], session: Session) -> dict[str, Any]:
+    """The trace header's meta: the recorder's, the trace file a returning session continues, and where a
+    client named the session itself (``session_from``: the header or body field; its id is the header's
+    ``session``)."""
+    extra = {"continues": session.continues} if session.continues else {}
+    if session.client:
+        extra["session_from"] = session.client
+    return {**meta, **extra} if extra else dict(meta)
 
 
 def _is_large(exchange: Exchange) -> bool:

@@ -21,10 +21,12 @@ from typing import Any
 import orjson
 
 from tracekit.providers.base import NOT_CONTINUED, Continuation, Provider
+from tracekit.proxy.client_sessions import ClientSession, asks_structured_output, client_session, offers_tools
 from tracekit.proxy.headers import SESSION_HEADER, retry_count
 from tracekit.proxy.keys import request_key
 from tracekit.trace.builder import message_fingerprint
 from tracekit.trace.models import Content
+from tracekit.trace.react_text import CALLING_TOOLS_JSON, react_history
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +94,19 @@ SEEN_MESSAGES = SeenMessages()
 NO_CONVERSATION = Conversation()
 
 
-def derive_conversation(provider: Provider, body: Any) -> Conversation:
-    """The canonical conversation of ``body`` (empty when the body is not a JSON object)."""
+def derive_conversation(provider: Provider, body: Any, raw: bytes | None = None) -> Conversation:
+    """The canonical conversation of ``body`` (empty when the body is not a JSON object); tool calls and results
+    that a ReAct-style client sends back as text are read as calls and results (``tracekit.trace.react_text``;
+    only looked for when the body's JSON ``raw``, if given, holds their marker)."""
     if not isinstance(body, dict):
         return NO_CONVERSATION
     try:
         system, messages = provider.request_conversation(body)
     except Exception as exc:  # any shape a client sends ("messages": 3): forwarded and recorded as it is
         return Conversation(error=f"{type(exc).__name__}: {exc}")
-    return Conversation(system, messages)
+    if raw is not None and CALLING_TOOLS_JSON not in raw:
+        return Conversation(system, messages)
+    return Conversation(system, react_history(messages))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +132,12 @@ class ParsedRequest:
     retry_count: int | None
     upstream_path: str | None = None
     """The path as the client sent it (percent-encoding kept), when it differs from ``route``: forwarded as is."""
+    client_session: ClientSession | None = None
+    """The session the client names itself (``client_sessions``: Claude Code's, Codex's headers)."""
+    side_shape: bool = False
+    """No tools offered: what a side call of a client session looks like (``client_sessions``)."""
+    structured: bool = False
+    """A structured (JSON schema) answer asked for."""
 
 
 def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes, provider: Provider, *,
@@ -146,10 +158,13 @@ def read_request(route: str, query: str, headers: Mapping[str, str], raw: bytes,
         key=request_key(route, body, raw),
         stream=provider.request_stream(body) if is_object else False,
         continuation=provider.request_continuation(body) if is_object else NOT_CONTINUED,
-        conversation=derive_conversation(provider, resolve(body) if resolve is not None else body),
+        conversation=derive_conversation(provider, resolve(body) if resolve is not None else body, raw),
         session=headers.get(SESSION_HEADER) or None,
         retry_count=retry_count(headers),
         upstream_path=upstream_path if upstream_path and upstream_path != route else None,
+        client_session=client_session(headers, body),
+        side_shape=not offers_tools(body),
+        structured=asks_structured_output(body),
     )
 
 

@@ -21,18 +21,35 @@ import logging
 import socket
 import sys
 from collections.abc import Callable
+from typing import Protocol
 
 from aiohttp import web
 
 from tracekit.errors import TracekitError
 from tracekit.loop_thread import LoopThread, ThreadServed, stop_on_signals
+from tracekit.proxy.config import ProxyConfig
 from tracekit.proxy.connections import ConnectionLimits, GuardedSite, quiet_accept_errors
-from tracekit.proxy.server import Proxy, ProxyConfig
 
 log = logging.getLogger(__name__)
 
 #: Seconds in-flight exchanges get to finish once a stop was asked for (then they are cut and recorded).
 SHUTDOWN_GRACE = 2.0
+
+
+class Served(Protocol):
+    """What ``start`` / ``stop`` / ``serve`` run: a ``Proxy``, or a ``LoadingProxy`` building one."""
+
+    config: ProxyConfig
+    answered: Callable[[object], None] | None
+
+    def app(self) -> web.Application:
+        """The aiohttp application to serve."""
+
+    async def stop_exchanges(self, grace: float) -> None:
+        """Let the exchanges in flight end within ``grace`` seconds, then cut them."""
+
+    async def aclose(self) -> None:
+        """Finish recording, close what is open."""
 
 
 def is_loopback(host: str) -> bool:
@@ -83,7 +100,7 @@ def url_of(host: str, port: int) -> str:
 
 
 async def start(
-    proxy: Proxy, host: str, port: int, sock: socket.socket | None = None
+    proxy: Served, host: str, port: int, sock: socket.socket | None = None
 ) -> tuple[web.AppRunner, str]:
     """Bind (unless given a socket ``bind`` made) and start serving ``proxy`` in the running loop; returns
     the runner and the URL."""
@@ -103,7 +120,7 @@ async def start(
     return runner, url_of(host, sock.getsockname()[1])
 
 
-async def stop(proxy: Proxy, runner: web.AppRunner) -> None:
+async def stop(proxy: Served, runner: web.AppRunner) -> None:
     """Stop accepting, let in-flight exchanges end (cutting those that take too long), write everything."""
     for site in list(runner.sites):
         await site.stop()
@@ -116,10 +133,11 @@ async def stop(proxy: Proxy, runner: web.AppRunner) -> None:
 
 
 async def serve(
-    proxy: Proxy, host: str, port: int, announce: Callable[[str], None], sock: socket.socket | None = None
+    proxy: Served, host: str, port: int, announce: Callable[[str], None], sock: socket.socket | None = None,
+    stopping: asyncio.Event | None = None,
 ) -> None:
-    """Serve until SIGTERM or SIGINT, then finish writing and return."""
-    stopping = asyncio.Event()
+    """Serve until SIGTERM or SIGINT (or until ``stopping`` is set), then finish writing and return."""
+    stopping = stopping or asyncio.Event()
     stop_on_signals(stopping)
     runner, url = await start(proxy, host, port, sock)
     announce(url)
@@ -143,6 +161,10 @@ class RunningProxy(ThreadServed):
     """A proxy serving from a background thread (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        # The proxy's modules load when one is made: this module is on tracekit replay's start-up path, which
+        # builds its proxy in the background (tracekit.proxy.loading).
+        from tracekit.proxy.server import Proxy
+
         self.proxy = Proxy(config)
         self.host = host
         self.port = port

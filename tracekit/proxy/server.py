@@ -21,10 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -34,18 +30,16 @@ from tracekit.intercepts import InterceptConfig
 from tracekit.providers import routes
 from tracekit.providers.base import Provider
 from tracekit.providers.openai_responses import NAME as RESPONSES_NAME
-from tracekit.proxy import limits
 from tracekit.proxy.answers import Answer, UpstreamClient, fault_answer
+from tracekit.proxy.config import ProxyConfig, check_config
+from tracekit.proxy.connections import AnswerNotifier
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
-from tracekit.proxy.matching import MatchRules
 from tracekit.proxy.observers import (
-    ExchangeObserver,
     is_loopback_peer,
     refusal_answer,
     watch_request,
 )
-from tracekit.proxy.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_READ_TIMEOUT
 from tracekit.proxy.other_routes import OtherRoutes
 from tracekit.proxy.other_sockets import relay_socket
 from tracekit.proxy.recorder import Recorder
@@ -56,7 +50,6 @@ from tracekit.proxy.request import clean_headers, read_request
 from tracekit.proxy.request_secrets import LearntSecrets, SecretFields, register_query_secrets
 from tracekit.proxy.tracking import ExchangeTracker
 from tracekit.proxy.websocket import ResponsesSocket, is_websocket_upgrade
-from tracekit.redact import Redactor, default_redactor
 
 log = logging.getLogger(__name__)
 
@@ -66,78 +59,9 @@ SESSIONS_PATH = "/_tracekit/sessions"
 OWN_PATHS = "/_tracekit/"
 
 
-@dataclass
-class ProxyConfig:
-    """How a proxy answers and what it records."""
-
-    mode: str = "record"
-    """'record' (answers from upstream) or 'replay' (answers from recordings)."""
-    upstream: str | None = None
-    out_dir: Path | None = None
-    """Where traces are written (record: required; replay: optional, misses recorded with on_miss)."""
-    replay_dir: Path | None = None
-    intercepts: InterceptConfig = field(default_factory=InterceptConfig)
-    redactor: Redactor = field(default_factory=default_redactor)
-    fsync: bool = False
-    timing: str = "instant"
-    on_miss: str = "error"
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    """Larger request bodies get a 413 in the provider's error shape and are neither forwarded nor recorded."""
-    secret_fields: tuple[str, ...] = ()
-    """Dotted paths into request bodies (``metadata.user_id``) whose values are secrets: registered with the
-    redactor as each request arrives, forwarded unchanged."""
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
-    """Seconds to open a connection upstream (then the exchange fails with ``transport: connect_timeout``)."""
-    read_timeout: float = DEFAULT_READ_TIMEOUT
-    """Seconds without a byte from upstream (then ``transport: read_timeout``)."""
-    header_timeout: float = limits.HEADER_TIMEOUT
-    """Seconds a client has to send a request's head (and then its body); then the connection is closed."""
-    idle_timeout: float = limits.IDLE_TIMEOUT
-    """Seconds a kept-alive client connection may stay silent between requests."""
-    max_connections: int = limits.MAX_CONNECTIONS
-    """Client connections served at once; more get a 503 with Retry-After and are closed."""
-    session_idle_timeout: float = limits.SESSION_IDLE_TIMEOUT
-    """Seconds after its last exchange that a session is closed: its trace finished on disk, its memory (and
-    the observer's) freed. A named session that comes back continues in a new file naming the old one."""
-    max_kept_stream_bytes: int = limits.MAX_KEPT_STREAM_BYTES
-    """How much of a stream the trace keeps; the rest is passed on and the model call marked ``truncated``."""
-    max_response_bytes: int = limits.MAX_RESPONSE_BYTES
-    """A JSON answer larger than this once decoded (a gzip bomb) gets a 502 and is recorded as refused."""
-    observer: ExchangeObserver | None = None
-    """Watches every exchange and may note or refuse requests (``observers``; the live guard)."""
-    match_rules: MatchRules = field(default_factory=MatchRules)
-    """What replay's ``volatile`` rung leaves out (``tracekit.proxy.matching``)."""
 
 
-def check_config(config: ProxyConfig) -> None:
-    """Refuse (``ValueError``) a configuration that cannot work, before anything starts: no upstream where
-    one is needed, an upstream that is not an http(s) URL with a host (a bare host name would be a 500 on
-    every request), a body limit under a byte, timeouts and limits that are not positive."""
-    replaying = config.mode == "replay"
-    needs_upstream = not replaying or config.on_miss == "record"
-    if needs_upstream and not config.upstream:
-        raise ValueError("an upstream URL is needed" + (" to record misses" if replaying else ""))
-    if needs_upstream:
-        url = str(config.upstream)
-        parts = urlsplit(url)
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            example = f"https://{url}" if "://" not in url else "https://api.anthropic.com"
-            raise ValueError(f"--upstream {url!r} is not an http(s) URL with a host; give the scheme too, "
-                             f"e.g. {example}")  # fmt: skip
-    if config.max_body_bytes < 1:
-        raise ValueError(f"the body size limit must be at least 1 byte, not {config.max_body_bytes}")
-    if min(config.connect_timeout, config.read_timeout, config.header_timeout, config.idle_timeout) <= 0:
-        raise ValueError("the connect, read, header and idle timeouts must be positive numbers of seconds")
-    if config.session_idle_timeout <= 0:
-        raise ValueError("the session idle timeout must be a positive number of seconds")
-    if config.max_connections < 1 or config.max_response_bytes < 1:
-        raise ValueError("max_connections and max_response_bytes must be at least 1")
-
-
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class Proxy:
+class Proxy(AnswerNotifier):
     """The record/replay proxy as an aiohttp application (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, index: ReplayIndex | None = None) -> None:
@@ -155,6 +79,7 @@ class Proxy:
         out_dir = config.out_dir
         if replaying and out_dir is None and config.on_miss == "record":
             out_dir = config.replay_dir
+        intercepts = config.intercepts if config.intercepts is not None else InterceptConfig()
         recorder = None
         if out_dir is not None:
             recorder = Recorder(
@@ -162,10 +87,10 @@ class Proxy:
                 config.redactor,
                 source="replay" if replaying else "proxy",
                 fsync=config.fsync,
-                case_id=config.intercepts.case_id,
+                case_id=intercepts.case_id,
                 deferred=replaying and config.out_dir is None,
             )
-        self.tracker = ExchangeTracker(recorder, config.intercepts, config.redactor, config.observer)
+        self.tracker = ExchangeTracker(recorder, intercepts, config.redactor, config.observer)
         self.secrets = LearntSecrets(config.redactor)
         self._secret_fields = SecretFields(config.secret_fields)
         self.upstream = None
@@ -185,8 +110,6 @@ class Proxy:
         self._closed = False
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
-        self.answered: Callable[[object], None] | None = None
-        """Told the transport of each request answered (``connections.GuardedSite.answered``)."""
         self._sweeper: asyncio.Task[None] | None = None
         self.slow_bodies = 0
         """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
@@ -196,7 +119,7 @@ class Proxy:
         that a client going away cancels its exchange)."""
         # Bodies sent chunked (no Content-Length) are stopped by aiohttp at the same limit (``request.read``).
         app = web.Application(client_max_size=self.config.max_body_bytes, handler_args={"tcp_keepalive": True},
-                              middlewares=[self._note_answered])  # fmt: skip
+                              middlewares=[self.note_answered])  # fmt: skip
         app.router.add_get(HEALTH_PATH, self._health)
         app.router.add_get(SESSIONS_PATH, self._sessions)
         for route, provider in self.routes.items():
@@ -206,15 +129,6 @@ class Proxy:
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
         return app
-
-    @web.middleware
-    async def _note_answered(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        transport = request.transport
-        try:
-            return await handler(request)
-        finally:
-            if self.answered is not None:
-                self.answered(transport)
 
     async def _startup(self, app: web.Application) -> None:
         if self.upstream is not None:

@@ -2,7 +2,10 @@
 
 A request belongs to (DESIGN.md, "The canonical trace"):
 
-1. the session its ``x-tracekit-session`` header names;
+1. the session its ``x-tracekit-session`` header names, else the session its client names itself
+   (``client_sessions``: Claude Code's and Codex's session headers, the session inside Claude Code's
+   ``metadata.user_id``); in a client's session, a request beside the conversation is a side call
+   (``is_side_call``): it joins the trace but leaves the conversation as it was;
 2. the session whose reply its continuation names (an Anthropic ``thread.previous_message_id``, a
    Responses ``previous_response_id``: the id of a reply this proxy saw; the request carries only the new
    messages), or the session of the kept conversation it names (a Responses ``conversation``: the first
@@ -29,6 +32,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracekit.proxy.client_sessions import ClientSession
 from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
 
@@ -103,6 +107,8 @@ class Session:
     """The ``x-tracekit-session`` value that names it, as sent (``named`` has its secrets replaced)."""
     continues: str | None = None
     """The trace file of the expired session this one continues (a named session that came back)."""
+    client: str | None = None
+    """Where its client named it (``ClientSession.source``: a header's name, ``metadata.user_id``), if it did."""
 
 
 @dataclass
@@ -111,13 +117,31 @@ class Resolution:
 
     session: Session
     how: str
-    """'header', 'thread', 'retry', 'continuity' or 'new'."""
+    """'header', 'client', 'thread', 'retry', 'continuity' or 'new'."""
     attempt: int = 1
     prior: list[Any] = field(default_factory=list)
     """Wire items the request does not repeat (a continuation's history)."""
     history: list[dict[str, Any]] = field(default_factory=list)
     """The same, as canonical messages."""
     agent_chain: list[int] = field(default_factory=list)
+    side_call: bool = False
+    """A side call of the session (``is_side_call``): recorded in its trace, no turn of its conversation."""
+
+
+def is_side_call(session: Session, chain: list[int], client: ClientSession, no_tools: bool, structured: bool) -> bool:
+    """Whether a request of a client's session is a side call: the client says so (Codex's compaction), or it
+    offers no tools and either asks for a structured answer (Claude Code's title call), comes from a client that
+    offers its tools on every turn (Claude Code's quota check), or does not continue the session's conversation
+    (a summary of it, asked in a conversation of its own)."""
+    if client.side is not None:
+        return True
+    if not no_tools:
+        return False
+    if structured or client.tools_every_turn:
+        return True
+    known = session.chain
+    continues = bool(known) and len(chain) >= len(known) and chain[len(known) - 1] == known[-1]
+    return bool(known) and not continues
 
 
 class SessionRegistry:
@@ -147,6 +171,9 @@ class SessionRegistry:
         retry_count: int | None = None,
         conversation: str | None = None,
         fingerprints: list[str] | None = None,
+        client: ClientSession | None = None,
+        no_tools: bool = False,
+        structured: bool = False,
     ) -> Resolution:
         """The session of a request with canonical ``messages`` (agent side, before intercepts).
 
@@ -155,7 +182,17 @@ class SessionRegistry:
         SDK's ``x-stainless-retry-count`` (None when the client sends none): a request that says it is a
         first attempt (0) never joins another session's failed turn. ``conversation`` is the id of a kept
         conversation the request adds to. ``fingerprints`` are the messages' fingerprints when the caller has
-        them already (``Conversation.fingerprints``: derived once per request)."""
+        them already (``Conversation.fingerprints``: derived once per request). ``client`` is the session the
+        client names itself (``label`` is then its id with secrets replaced); ``no_tools`` and ``structured`` say
+        whether the request offers no tools and asks for a structured answer (``is_side_call``)."""
+        if not named and client is not None:
+            own = self.named_session(client.id, label, provider)
+            own.client = client.source
+            chain = conversation_chain(messages, fingerprints=fingerprints)
+            if is_side_call(own, chain, client, no_tools, structured):
+                return Resolution(own, "client", agent_chain=chain, side_call=True)
+            return self._within(own, "client", key, messages, previous_id, chain,
+                                conversation=conversation, fingerprints=fingerprints)  # fmt: skip
         if named:
             header_session = self.named_session(named, label, provider)
             if conversation and conversation not in self._by_conversation:

@@ -59,16 +59,20 @@ class ExchangeTracker:
     def begin(self, request: ParsedRequest) -> Turn:
         """Stitch, rewrite, pick faults and key a request that has just been read."""
         provider = request.provider
+        client = None if request.session else request.client_session
         resolution = self.registry.resolve(
             provider.NAME,
             request.key,
             request.conversation.messages,
             named=request.session,
-            label=self._label(request.session),
+            label=self._label(request.session or (client.id if client is not None else None)),
             previous_id=request.continuation.previous_id,
             retry_count=request.retry_count,
             conversation=request.continuation.conversation,
             fingerprints=request.conversation.fingerprints,
+            client=client,
+            no_tools=request.side_shape,
+            structured=request.structured,
         )
         session = resolution.session
         session.in_flight += 1
@@ -84,12 +88,12 @@ class ExchangeTracker:
         if self.config.intercepts and isinstance(request.body, dict):
             rewrite = rewrite_request(provider, request.body, self.config.intercepts, prior=resolution.prior)
             if rewrite.changed:
-                conversation = derive_conversation(provider, self.output_items.resolve(rewrite.body))
+                conversation = derive_conversation(provider, self.output_items.resolve(rewrite.body), request.raw)
                 sent = SentRequest(rewrite.body, orjson.dumps(rewrite.body), request_key(request.route, rewrite.body),
                                    conversation, tuple(rewrite.injections))  # fmt: skip
         faults = active_faults(self.config.faults, session.requests) if self.config.faults else NO_FAULTS
         return Turn(session, resolution.how, resolution.attempt, session.requests, resolution.agent_chain,
-                    resolution.prior, resolution.history, sent, faults)  # fmt: skip
+                    resolution.prior, resolution.history, sent, faults, side_call=resolution.side_call)  # fmt: skip
 
     def _label(self, named: str | None) -> str | None:
         """The name a new named session is recorded under: secrets replaced (None when it exists already)."""
@@ -106,7 +110,8 @@ class ExchangeTracker:
         outcome = settle(exchange)
         if outcome.response is not None and exchange.provider.NAME == RESPONSES_NAME:
             self.output_items.learn(outcome.response)
-        if outcome.reply is not None and outcome.response is not None:
+        # A side call is beside the conversation: the session's conversation stays as it was.
+        if not turn.side_call and outcome.reply is not None and outcome.response is not None:
             # Only a continuation needs the history it does not send (and the reply id it names).
             reply_id = None
             wire: list[object] = []

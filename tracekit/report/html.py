@@ -13,34 +13,31 @@ Layout of ``DIR``::
 Pages carry their CSS inline and draw the call graph as inline SVG; a Content-Security-Policy allows
 nothing else, so a page never runs a script or makes a request. The same input gives the same bytes:
 nothing depends on the clock, the machine or dict/set iteration of unordered data.
+
+A local folder is written through ``tracekit.output.staged_folder``: every page goes to a hidden staging
+folder first and the report moves into place when it is complete, index first; a run killed halfway leaves
+the previous report as it was. (A URL gets its pages uploaded one by one, the index last.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracekit.output import write_text
+from tracekit.output import staged_folder, write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
+from tracekit.report.index_view import index_context, trace_columns
 from tracekit.report.runs import RESULTS, Run, failures_first
-from tracekit.report.summary import (
-    KindGroup,
-    PassK,
-    failure_modes_by_kind,
-    findings_by_kind,
-    outcomes_by_value,
-    overall_tally,
-    tally_by_dimension,
-    tally_by_run,
-)
+from tracekit.report.summary import KindGroup, PassK
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view
 from tracekit.results.model import Results
@@ -49,76 +46,10 @@ from tracekit.trace import ModelCall, Trace
 
 #: Rows per page of a trace list: 10,000 traces make 50 light pages instead of one heavy one.
 PAGE_SIZE = 200
-#: Rows of the regression / change tables on the index before "… and N more".
-TABLE_LIMIT = 50
-#: Trace links shown inline per finding kind on the index (the kind's own page lists them all).
-INLINE_LINKS = 12
 #: Runs of a case shown in full on its page (failing ones first); all of them are listed below.
 CASE_DETAIL_RUNS = 12
 #: Rows of a case page's list of all its runs.
 CASE_LIST_RUNS = 1000
-#: Verdict badges shown per group in the index's table of changed cases (more: counts).
-CHANGE_BADGES = 6
-
-#: Failing traces named in the index's first line (the traces table lists them all, first).
-HEADLINE_RUNS = 8
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the traces table: its name (the ``trace_cell`` macro's branch in ``_macros.html.j2``
-    renders its cells), its header, and whether it holds numbers (right-aligned)."""
-
-    name: str
-    label: str
-    numeric: bool = False
-    title: str = ""
-    """The header's tooltip, where the label is short for something longer."""
-
-
-#: The traces table of the index, the finding / mode / outcome lists and the case pages, left to right;
-#: widths in ``style.css`` (``col.col-<name>``). ``outcome`` is shown only when some trace has one.
-TRACE_COLUMNS = (
-    Column("trace", "trace"),
-    Column("verdict", "verdict"),
-    Column("group", "group"),
-    Column("repeat", "repeat"),
-    Column("outcome", "outcome"),
-    Column("tool_calls", "calls", numeric=True, title="tool calls"),
-    Column("errors", "errors", numeric=True, title="tool calls whose result was an error"),
-    Column("tokens", "tokens", numeric=True),
-    Column("findings", "findings"),
-    Column("why", "why"),
-    Column("diagnosis", "went wrong at", title="the critical step of a failed trace and its category"),
-    Column("case", "case"),
-)
-
-
-@dataclass
-class Headline:
-    """The index's first line: what failed (fail verdicts, sessions the guard stopped, pending verdicts),
-    with the first failing traces named."""
-
-    failing: list[Run]
-    """Failing traces and stopped sessions, in the traces table's order."""
-    stopped: int
-    pending: int
-
-    @classmethod
-    def of(cls, runs: Sequence[Run]) -> Headline:
-        """The headline of a report's runs (given in the traces table's order)."""
-        failing = [run for run in runs if run.result == "fail" or run.guard_stop is not None]
-        return cls(failing, sum(1 for run in runs if run.guard_stop is not None),
-                   sum(1 for run in runs if run.result == "pending"))
-
-
-def trace_columns(runs: Sequence[Run]) -> list[Column]:
-    """The traces table's columns for these runs: ``outcome`` only when an importer kept one (tau-bench's
-    ``reward``): a trace tracekit recorded has none, and a column of dashes tells a reviewer nothing."""
-    with_outcome = any(run.outcome for run in runs)
-    return [column for column in TRACE_COLUMNS if column.name != "outcome" or with_outcome]
-
-
 TraceLoader = Callable[[Run], "tuple[Trace | None, str | None]"]
 """Loads the trace of a run: (trace, None) or (None, why it could not be read)."""
 
@@ -155,9 +86,21 @@ class SiteLinks:
             self._traces[run.position] = slug
         self._cases: dict[str, str] = {}
 
+    def slug(self, run: Run) -> str:
+        """The run's name in file names and anchors: safe characters only, unique in the report."""
+        return self._traces[run.position]
+
     def trace(self, run: Run, root: str = "") -> str:
         """Link to a run's trace page."""
-        return f"{root}traces/{self._traces[run.position]}.html"
+        return f"{root}traces/{self.slug(run)}.html"
+
+    def row(self, run: Run) -> str | None:
+        """The id of a run's row in the traces table (None: rows have none; the trace page is the anchor)."""
+        return None
+
+    def describe(self, run: Run) -> str:
+        """The tooltip of a run's cell in the traces table."""
+        return run.label
 
     def case(self, case_id: str, root: str = "") -> str:
         """Link to a case page."""
@@ -188,7 +131,48 @@ def write_html_report(
     redactor: Redactor | None = None,
 ) -> list[Path]:
     """Write every page of the report into ``out_dir`` (a folder or a URL: ``s3://bucket/report``, each page
-    uploaded whole); returns the files written (index first)."""
+    uploaded whole); returns the files written (index first). A local folder gets the report whole or not
+    at all (``tracekit.output.staged_folder``)."""
+    with pages_into(out_dir, owned_by_report) as into:
+        return _write_pages(out_dir, into, runs, results=results, results_name=results_name, cases=cases, load=load,
+                            comparison=comparison, baseline=baseline, baseline_name=baseline_name, pass_k=pass_k,
+                            page_size=page_size, redactor=redactor)  # fmt: skip
+
+
+def owned_by_report(name: str) -> bool:
+    """Whether an entry of a report folder is the HTML report's own (replaced or removed when a new report is
+    written there): the index, its further pages and the three page folders."""
+    return name in ("index.html", "cases", "traces", "kinds") or re.fullmatch(r"runs-\d+\.html", name) is not None
+
+
+@contextlib.contextmanager
+def pages_into(out_dir: str | Path, owns: Callable[[str], bool]) -> Iterator[str | Path]:
+    """Where a set of pages for ``out_dir`` is written: a staging folder moved into place when the block ends
+    (``tracekit.output.staged_folder``; ``owns`` names the entries of ``out_dir`` that are the pages'), or the
+    URL itself (each page uploaded whole: object stores have no folders to swap)."""
+    if is_url(os.fspath(out_dir)):
+        yield out_dir
+        return
+    with staged_folder(out_dir, owns) as staging:
+        yield staging
+
+
+def _write_pages(
+    out_dir: str | Path,
+    into: str | Path,
+    runs: Sequence[Run],
+    *,
+    results: Results,
+    results_name: str,
+    cases: Mapping[str, CaseView],
+    load: TraceLoader,
+    comparison: GroupComparison | None,
+    baseline: BaselineDiff | None,
+    baseline_name: str,
+    pass_k: list[PassK],
+    page_size: int,
+    redactor: Redactor | None,
+) -> list[Path]:
     env = report_environment()
     links = SiteLinks(runs)
     version = results.tracekit
@@ -202,7 +186,8 @@ def write_html_report(
     def render(relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
         html = templates[template].render(root=root, **common, **context)
-        written.append(write_text(page_path(out_dir, relative), html, redactor))
+        write_text(page_path(into, relative), html, redactor, sweep=False)
+        written.append(page_path(out_dir, relative))
 
     by_case: dict[str, list[Run]] = {}
     for run in runs:
@@ -245,39 +230,17 @@ def write_html_report(
         )
 
     ordered = failures_first(runs)
-    findings = findings_by_kind(runs)
-    modes = failure_modes_by_kind(runs)
-    outcomes = outcomes_by_value(runs)
-    for prefix, section, groups in (("finding", "findings", findings), ("mode", "failure-modes", modes),
-                                    ("outcome", "outcomes", outcomes)):  # fmt: skip
+    context = index_context(runs, ordered, results, comparison, baseline, baseline_name, pass_k)
+    for prefix, section, groups in (("finding", "findings", context["findings"]),
+                                    ("mode", "failure-modes", context["failure_modes"]),
+                                    ("outcome", "outcomes", context["outcomes"])):  # fmt: skip
         for group in groups:
             _write_list(render, links, prefix, section, group, page_size)
 
-    summary = results.summary
-    index_context = {
-        "overall": overall_tally(summary),
-        "unbound": sum(1 for run in runs if run.case_id is None),
-        "dimensions": tally_by_dimension(summary, per_run=True),
-        "run_rows": tally_by_run(summary, pass_k, comparison),
-        "comparison": comparison,
-        "baseline": baseline,
-        "baseline_name": baseline_name,
-        "pass_k": pass_k,
-        "findings": findings,
-        "failure_modes": modes,
-        "outcomes": outcomes,
-        "limit": TABLE_LIMIT,
-        "inline_links": INLINE_LINKS,
-        "change_badges": CHANGE_BADGES,
-        "runs_total": len(runs),
-        "headline": Headline.of(ordered),
-        "headline_runs": HEADLINE_RUNS,
-        "diagnosis_judge": getattr(summary, "diagnosis_judge", None),
-    }
     pages = _pages(len(runs), page_size, lambda n: "index.html" if n == 1 else f"runs-{n}.html")
     for page in pages:
         render(page.href, "index.html.j2", page=page.number, pages=pages, **_page_rows(ordered, page, page_size),
-               **index_context)
+               **context)
     index = page_path(out_dir, "index.html")
     return sorted(written, key=lambda path: (path != index, str(path)))
 

@@ -48,8 +48,11 @@ class GraphEdge:
     labels: list[str] = field(default_factory=list)
 
 
-def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) -> Markup:
-    """An ``<svg>`` element drawing the calls and edges (empty Markup when there are no calls)."""
+def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge], id_prefix: str = "") -> Markup:
+    """An ``<svg>`` element drawing the calls and edges (empty Markup when there are no calls).
+
+    ``id_prefix`` goes before every id the picture defines or links to (its arrow markers, the timeline's
+    ``call-N``), so that several graphs share one document (the single-file report)."""
     if not nodes:
         return Markup("")
     shown = list(nodes[:MAX_NODES])
@@ -66,7 +69,7 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
         f'<svg xmlns="http://www.w3.org/2000/svg" class="callgraph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="call graph">',
         "<title>Call graph</title>",
-        _defs(),
+        _defs(id_prefix),
         _legend(),
     ]
     turns = [node.turn for node in shown]
@@ -79,13 +82,13 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
             a, b = row_of[edge.source], row_of[edge.target]
             parts.append(
                 f'<path class="e-next" d="M{LEFT + BOX_W / 2:.0f} {_y(a) + BOX_H / 2:.0f} '
-                f'L{LEFT + BOX_W / 2:.0f} {_y(b) - BOX_H / 2 - 2:.0f}" marker-end="url(#arrow-next)"/>'
+                f'L{LEFT + BOX_W / 2:.0f} {_y(b) - BOX_H / 2 - 2:.0f}" marker-end="url(#{id_prefix}arrow-next)"/>'
             )
     for edge in same_edges:
-        parts.append(_arc(edge, row_of, side=-1))
+        parts.append(_arc(edge, row_of, id_prefix, side=-1))
     placed: list[tuple[float, float, float, float]] = []
     for edge in data_edges:
-        parts.append(_arc(edge, row_of, side=1, label=label_data, placed=placed))
+        parts.append(_arc(edge, row_of, id_prefix, side=1, label=label_data, placed=placed))
     more_y = height - 10  # where "… more calls not drawn" goes, under the last drawn call
     unlabelled = len([e for e in data_edges if e.labels]) - len(placed) if label_data else 0
     bottom = max((box[3] for box in placed), default=0.0)
@@ -99,7 +102,7 @@ def render_call_graph(nodes: Sequence[GraphNode], edges: Iterable[GraphEdge]) ->
         parts[0] = parts[0].replace(f'height="{height_before}"', f'height="{height}"').replace(
             f'0 0 {width} {height_before}"', f'0 0 {width} {height}"')
     for row, node in enumerate(shown):
-        parts.append(_node(row, node))
+        parts.append(_node(row, node, id_prefix))
     if len(nodes) > len(shown):
         parts.append(
             f'<text class="more" x="{LEFT}" y="{more_y}">… {len(nodes) - len(shown)} more calls not drawn</text>'
@@ -140,7 +143,7 @@ def _wide(char: str) -> bool:
         or 0xF900 <= code <= 0xFAFF or 0xFE30 <= code <= 0xFE4F or 0xFF00 <= code <= 0xFF60 or code >= 0x1F300
 
 
-def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False,
+def _arc(edge: GraphEdge, row_of: dict[int, int], id_prefix: str, side: int, label: bool = False,
          placed: list[tuple[float, float, float, float]] | None = None) -> str:
     a, b = row_of[edge.source], row_of[edge.target]
     x = LEFT + (BOX_W if side > 0 else 0)
@@ -152,7 +155,7 @@ def _arc(edge: GraphEdge, row_of: dict[int, int], side: int, label: bool = False
         title += " (" + ", ".join(edge.labels) + ")"
     path = (
         f'<path class="{css}" d="M{x} {y1:.0f} C{x + bulge} {y1:.0f} {x + bulge} {y2:.0f} {x + 3 * side} {y2:.0f}" '
-        f'marker-end="url(#arrow-{edge.kind})"><title>{escape(title)}</title></path>'
+        f'marker-end="url(#{id_prefix}arrow-{edge.kind})"><title>{escape(title)}</title></path>'
     )
     if not (label and edge.labels):
         return path
@@ -188,7 +191,7 @@ def _intersect(a: tuple[float, float, float, float], b: tuple[float, float, floa
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _node(row: int, node: GraphNode) -> str:
+def _node(row: int, node: GraphNode, id_prefix: str) -> str:
     classes = ["node"]
     if node.is_error:
         classes.append("err")
@@ -203,7 +206,7 @@ def _node(row: int, node: GraphNode) -> str:
     label = _truncate(f"#{node.index} {node.tool}", 34)
     marks = ("  ✗" if node.is_error else "") + ("  ⚑" if node.severity else "") + ("  ⇄" if node.injected else "")
     return (
-        f'<a href="#call-{node.index}" class="{" ".join(classes)}">'
+        f'<a href="#{id_prefix}call-{node.index}" class="{" ".join(classes)}">'
         f"<title>{escape(title)}</title>"
         f'<rect x="{LEFT}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="5"/>'
         f'<text x="{LEFT + 8}" y="{y + 16}">{escape(label)}{marks}</text></a>'
@@ -214,11 +217,11 @@ def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _defs() -> str:
+def _defs(id_prefix: str) -> str:
     markers = []
     for kind in ("next", "data", "same"):
         markers.append(
-            f'<marker id="arrow-{kind}" class="m-{kind}" viewBox="0 0 10 10" refX="9" refY="5" '
+            f'<marker id="{id_prefix}arrow-{kind}" class="m-{kind}" viewBox="0 0 10 10" refX="9" refY="5" '
             'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z"/></marker>'
         )
     return "<defs>" + "".join(markers) + "</defs>"

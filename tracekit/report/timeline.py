@@ -19,6 +19,7 @@ import orjson
 
 from tracekit.analyze.graph import build_graph
 from tracekit.constants import IMAGE_TYPES  # images a trace may carry inline that the page shows
+from tracekit.providers import get_provider
 from tracekit.report.case_view import as_mapping
 from tracekit.report.env import clip, compact_json, pretty_json
 from tracekit.report.runs import Finding, Run
@@ -322,8 +323,21 @@ def _totals(trace: Trace) -> TraceTotals:
     return totals
 
 
+def side_call_answer(record: ModelCall) -> str:
+    """The text a side call (``ModelCall.side_call``) got back: its reply read by its provider ('' if none)."""
+    if not isinstance(record.response, dict):
+        return ""
+    try:
+        message = get_provider(record.provider).response_message(record.response)
+    except Exception:  # an unknown provider or a body it cannot read: the call is still shown
+        return ""
+    return content_text(message.get("content")) if isinstance(message, dict) else ""
+
+
 def _model_detail(record: ModelCall) -> dict[str, Any]:
+    side = {"side_call": True, "answer": side_call_answer(record)} if getattr(record, "side_call", None) else {}
     return {
+        **side,
         "index": record.index,
         "model": record.model,
         "provider": record.provider,

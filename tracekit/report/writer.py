@@ -4,7 +4,8 @@ Used by ``tracekit report`` (from a results file) and by ``tracekit analyze --ht
 (handed the results in memory)::
 
     outcome = write_reports("reports/demo/results.json", html_dir="reports/html", markdown="reports/summary.md",
-                            junit="reports/junit.xml", baseline="old/results.json", cases="cases")
+                            junit="reports/junit.xml", baseline="old/results.json", cases="cases",
+                            html_single="reports/review.html")
     sys.exit(outcome.exit_status)   # 1 when a verdict fails under fail_on
 
 The results are read by the typed model (``tracekit.results.model``); every figure the reports
@@ -30,6 +31,7 @@ from tracekit.report.html import PAGE_SIZE, TraceLoader, write_html_report
 from tracekit.report.junit import failing_results, render_junit
 from tracekit.report.markdown import render_markdown
 from tracekit.report.runs import Run, RunKey, label_runs, runs_from_results, sort_runs
+from tracekit.report.single import SingleReport, write_single_html
 from tracekit.report.summary import pass_hat_k
 from tracekit.results.model import Results, read_results_file
 from tracekit.results.stream import StoredResults
@@ -48,6 +50,8 @@ class ReportOutcome:
     """Every HTML file, ``index.html`` first (empty without ``html_dir``)."""
     markdown: Path | None = None
     junit: Path | None = None
+    single: SingleReport | None = None
+    """The single-file HTML report, when asked for (``html_single``)."""
     failing: list[Run] = field(default_factory=list)
     """Runs whose verdict fails under ``fail_on``."""
 
@@ -76,11 +80,13 @@ def write_reports(
     redactor: Redactor | None = None,
     results_dir: str | Path | None = None,
     results_name: str | None = None,
+    html_single: str | Path | None = None,
 ) -> ReportOutcome:
     """Write the reports asked for and say which verdicts fail.
 
     - ``results``: the analyze results (``Results``, its JSON as a dict, or the path of the file).
     - ``html_dir`` / ``markdown`` / ``junit``: where to write each report (None: not written).
+    - ``html_single``: where to write the single-file HTML report (``tracekit.report.single``).
     - ``baseline``: earlier analyze results (same forms); regressions and improvements lead the index
       and the Markdown.
     - ``cases``: the case library (folder, ``CaseLibrary`` or mapping id -> Case) whose expectations the
@@ -119,21 +125,16 @@ def write_reports(
         pass_k = pass_hat_k(document.summary)
         outcome = ReportOutcome(failing=[run for run in runs if run.result in failing_results(fail_on)])
 
-        if html_dir is not None:
-            outcome.html = write_html_report(
-                html_dir,
-                runs,
-                results=document,
-                results_name=results_name or "results",
-                cases=load_case_views(cases),
-                load=_trace_loader(traces_loader or load_trace, results_dir),
-                comparison=comparison,
-                baseline=baseline_diff,
-                baseline_name=baseline_name,
-                pass_k=pass_k,
-                page_size=page_size,
-                redactor=redactor,
-            )
+        if html_dir is not None or html_single is not None:
+            html_inputs: dict[str, Any] = {
+                "results": document, "results_name": results_name or "results", "cases": load_case_views(cases),
+                "load": _trace_loader(traces_loader or load_trace, results_dir), "comparison": comparison,
+                "baseline": baseline_diff, "baseline_name": baseline_name, "pass_k": pass_k, "redactor": redactor,
+            }  # fmt: skip
+            if html_dir is not None:
+                outcome.html = write_html_report(html_dir, runs, page_size=page_size, **html_inputs)
+            if html_single is not None:  # after the folder: its pages told each run whether its trace reported usage
+                outcome.single = write_single_html(html_single, runs, **html_inputs)
         if markdown is not None:
             text = render_markdown(
                 runs,

@@ -36,7 +36,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from tracekit.errors import ResultsError, StorageError
+from tracekit.errors import ResultsError, StorageError, UnfollowedResults
 from tracekit.results.model import Results, TraceResult, parse_results
 from tracekit.storage import is_url, local, open_read
 
@@ -47,10 +47,6 @@ CACHED_ENTRIES = 256
 
 _SPACE = re.compile(r"\s*")
 _DECODER = json.JSONDecoder()
-
-
-class _Unfollowed(Exception):
-    """The scanner cannot follow the file: it is read whole instead (which names what is wrong)."""
 
 
 class StoredResults:
@@ -81,7 +77,7 @@ class StoredResults:
             raise ResultsError(str(exc)) from exc
         try:
             header, spans = _scan(handle, name, on_entry)
-        except _Unfollowed:
+        except UnfollowedResults:
             handle.seek(0)
             document = parse_results(handle.read(), name)  # raises with the file's first bad field
             handle.close()
@@ -209,7 +205,7 @@ class _Reader:
     def expect(self, characters: str) -> str:
         found = self.skip_space()
         if not found or found not in characters:
-            raise _Unfollowed
+            raise UnfollowedResults
         self.advance(self.at + 1)
         return found
 
@@ -225,7 +221,7 @@ class _Reader:
             if end != -1 and (end < len(self.text) or self.done):
                 return self.advance(end)
             if not self.more(size):
-                raise _Unfollowed
+                raise UnfollowedResults
             size *= 2  # an entry larger than a chunk: read more at once, not a chunk per try
 
 
@@ -243,7 +239,7 @@ def _scan(handle: IO[bytes], name: str,
             reader.expect(":")
             if json.loads(key) == "traces":
                 if seen_traces:
-                    raise _Unfollowed  # a key given twice: the whole-file read decides which one counts
+                    raise UnfollowedResults  # a key given twice: the whole-file read decides which one counts
                 seen_traces = True
                 header.append(f"{key}:[]")
                 _scan_entries(reader, name, spans, on_entry)
@@ -252,11 +248,11 @@ def _scan(handle: IO[bytes], name: str,
             if reader.expect(",}") == "}":
                 break
     if reader.skip_space() != "" or not seen_traces:
-        raise _Unfollowed
+        raise UnfollowedResults
     try:
         return Results.model_validate_json("{" + ",".join(header) + "}"), spans
     except ValidationError:
-        raise _Unfollowed from None
+        raise UnfollowedResults from None
 
 
 def _scan_entries(reader: _Reader, name: str, spans: array,
@@ -272,7 +268,7 @@ def _scan_entries(reader: _Reader, name: str, spans: array,
         try:
             entry = TraceResult.model_validate_json(data)
         except ValidationError:
-            raise _Unfollowed from None
+            raise UnfollowedResults from None
         spans.extend((offset, len(data)))
         if on_entry is not None:
             on_entry(len(spans) // 2 - 1, entry)

@@ -24,13 +24,28 @@ from tracekit.trace.models import Content, Header, ModelCall, ToolCall
 
 def message_fingerprint(message: dict[str, Any]) -> str:
     """A hash of what a message means, ignoring fields that SDKs add or drop when they echo a reply
-    back (``citations: null``, ``caller``, cache_control, ...)."""
+    back (``citations: null``, ``caller``, cache_control, ...).
+
+    An assistant message that calls tools is identified by its calls (``tool_use`` ids and names) alone: some
+    clients send such a turn back without its text or thinking blocks (crewai over Anthropic drops the leading
+    text block, the ids unchanged), and it is still the same turn, in the same session, recorded once."""
     if not isinstance(message, dict):
         return content_hash([None, message])
     content = message.get("content")
     if isinstance(content, list):
         content = [_block_essence(block) for block in content]
+        if message.get("role") == "assistant":
+            calls = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
+            if calls:
+                content = [{"type": "tool_use", "id": call.get("id"), "name": call.get("name")} for call in calls]
     return content_hash([message.get("role"), content])
+
+
+def system_fingerprint(system: Any) -> str:
+    """A hash of a system prompt's meaning (cache_control and other echoed fields ignored)."""
+    if isinstance(system, list):
+        return content_hash([_block_essence(block) for block in system])
+    return content_hash(system)
 
 
 #: The fields of a block that say what it means, by block type (other types: every field but cache_control).
@@ -80,6 +95,8 @@ class TraceBuilder:
         self.records: list[Any] = [header]
         self._fingerprints: list[str] = []
         self._system: Content | None = None
+        self._systems: set[str] = set()
+        """Fingerprints of the system prompts recorded: one already recorded is not recorded again."""
         self._tool_calls = 0
         self._model_calls = 0
         self._pending: list[ToolCall] = []
@@ -114,7 +131,7 @@ class TraceBuilder:
         start = len(self.records)
         if system and system != self._system:
             self._system = system
-            self.records.append(self._made.SystemMessage(content=_content(system), t=timestamp))
+            self._add_system(system, timestamp)
         if fingerprints is None or len(fingerprints) != len(messages):
             fingerprints = [message_fingerprint(m) for m in messages]
         recorded = self._fingerprints
@@ -150,6 +167,14 @@ class TraceBuilder:
             self._fingerprints.append(fingerprint if fingerprint is not None else message_fingerprint(reply))
         return self.records[start:]
 
+    def add_side_call(self, call: ModelCall) -> None:
+        """Record a side call of the session (``ModelCall.side_call``: a title or summary request beside the
+        conversation): its model call only, with the next ``index``; the conversation is left as it was."""
+        call.index = self._model_calls
+        call.side_call = True
+        self._model_calls += 1
+        self.records.append(call)
+
     def add(self, record: Any) -> None:
         """Append any other record (error, intercept, agent_run) as it happened."""
         self.records.append(record)
@@ -181,7 +206,7 @@ class TraceBuilder:
             return
         if role == "system":
             self._system = content
-            self.records.append(self._made.SystemMessage(content=content, t=t))
+            self._add_system(content, t)
             return
         if not isinstance(content, list):
             self.records.append(self._made.UserMessage(message_index=position, content=content, t=t))
@@ -194,6 +219,15 @@ class TraceBuilder:
                 other.append(block)
         if other:
             self.records.append(self._made.UserMessage(message_index=position, content=other, t=t))
+
+    def _add_system(self, system: Any, t: float | None) -> None:
+        """Record a system prompt unless the session recorded the same one before (Claude Code sends its long
+        prompt again after a system message of its own in mid-conversation: it is one prompt, recorded once)."""
+        fingerprint = system_fingerprint(system)
+        if fingerprint in self._systems:
+            return
+        self._systems.add(fingerprint)
+        self.records.append(self._made.SystemMessage(content=_content(system), t=t))
 
     def _add_tool_call(self, block: dict[str, Any], position: int, model_call: int | None, t: float) -> None:
         raw_input = block.get("input", {})

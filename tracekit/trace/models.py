@@ -53,7 +53,11 @@ class Header(_Record):
         description="How the trace was made: 'proxy', 'replay', 'import:tau-bench', 'run:reference-agent', "
         "'run:<model>' (a simulated model), ...",
     )
-    session: str | None = Field(default=None, description="The x-tracekit-session header, when given.")
+    session: str | None = Field(
+        default=None,
+        description="The x-tracekit-session header, when given; else the session id the agent's client sent "
+        "(Claude Code's, Codex's: meta.session_from names the header or field).",
+    )
     provider: str | None = Field(default=None, description="'anthropic' or 'openai' when known.")
     model: str | None = Field(default=None, description="Model name of the first model call, when known.")
     case_id: str | None = Field(default=None, description="Id of the case this trace runs, if any.")
@@ -201,6 +205,11 @@ class ModelCall(_Record):
         default=None,
         description="Fields (sse, request_raw, response_raw) holding bytes that are not UTF-8: backslashes doubled, "
         "each other byte written as \\xNN.",
+    )
+    side_call: bool | None = Field(
+        default=None,
+        description="True for a side call of the session: a request beside the conversation (a title or summary "
+        "call sharing the client's session id) that joins its trace but is no turn of it; analysis leaves it out.",
     )
     shared_texts: list[str] | None = Field(
         default=None,

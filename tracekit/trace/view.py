@@ -14,6 +14,9 @@ from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.mirror import read_mirrored
 from tracekit.trace.models import Header, ModelCall, ToolCall, ToolResult, block_text
 
+#: The index name of side calls in ``Trace.kind`` (no record kind has it).
+SIDE_CALLS = "side_call"
+
 
 @dataclass(slots=True)
 class Call:
@@ -77,17 +80,26 @@ class Trace:
         return self.header.trace_id
 
     def kind(self, name: str) -> list[Any]:
-        """The records whose ``kind`` is ``name`` (e.g. ``"tool_call"``), in order; indexed once."""
+        """The records whose ``kind`` is ``name`` (e.g. ``"tool_call"``), in order; indexed once.
+
+        These are the conversation's records: a side call (``ModelCall.side_call``, a title or summary request
+        beside the conversation) is no turn of it, so ``kind("model_call")`` leaves it out and every analysis
+        (stats, detectors, checks, diagnosis) with it; ``side_calls()`` lists them, ``records`` has them all."""
         if self._by_kind is None:
             by_kind: dict[str, list[Any]] = {}
             for record in self.records:
-                bucket = by_kind.get(record.kind)
+                name_of = SIDE_CALLS if getattr(record, "side_call", None) else record.kind
+                bucket = by_kind.get(name_of)
                 if bucket is None:
-                    by_kind[record.kind] = [record]
+                    by_kind[name_of] = [record]
                 else:
                     bucket.append(record)
             self._by_kind = by_kind
         return self._by_kind.get(name, [])
+
+    def side_calls(self) -> list[ModelCall]:
+        """The session's side calls (model calls beside the conversation), in order."""
+        return self.kind(SIDE_CALLS)
 
     def of_kind(self, kind: type[BaseModel]) -> list[Any]:
         """The records of one record class, in order."""

@@ -17,11 +17,13 @@ from tracekit.trace.view import content_text
 def tool_result_mismatch(context: DetectorContext) -> list[Finding]:
     """A judged call whose model-side result lacks a text block of the tool server's result (or, with
     ``check_errors``, hides the server's ``isError``). Options: ``check_errors``."""
-    if context.trace is None:
+    trace = context.trace
+    exchanges = trace.kind("mcp_exchange") if trace is not None else []
+    if trace is None or not exchanges:  # (most traces: no tool side, and no call to pair)
         return []
-    calls = {call.index: call for call in context.trace.calls(context.history_messages)}
+    calls = {call.index: call for call in trace.calls(context.history_messages)}
     findings = []
-    for exchange in context.trace.kind("mcp_exchange"):
+    for exchange in exchanges:
         call = calls.get(exchange.call_index) if exchange.method == "tools/call" else None
         if call is None or call.history or call.result is None or not isinstance(exchange.result, dict):
             continue
