@@ -65,6 +65,12 @@ def encrypted(good: Path, target: Path) -> Path:
     return target
 
 
+def patched_data(good: Path, target: Path) -> Path:
+    _rewritten(good, target, lambda _n, d: d, zipfile.ZIP_DEFLATED)
+    _patch_central(target, 8, struct.pack("<H", 0x20))  # general purpose flag: compressed patched data
+    return target
+
+
 def unknown_method(good: Path, target: Path) -> Path:
     _rewritten(good, target, lambda _n, d: d, zipfile.ZIP_STORED)
     _patch_central(target, 10, struct.pack("<H", 77))  # compression method 77
@@ -96,7 +102,7 @@ def inflating(good: Path, target: Path) -> Path:
 
 HOSTILE = {
     "bad_crc": bad_crc, "encrypted": encrypted, "unknown_method": unknown_method, "header_a_list": header_a_list,
-    "overlapping": overlapping,
+    "overlapping": overlapping, "patched_data": patched_data,
 }  # fmt: skip
 
 

@@ -61,9 +61,12 @@ _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfi
 MAX_ENTRY_BYTES = 512 * 2**20
 #: The most all the entries of one ``.eval`` may inflate to together.
 MAX_LOG_BYTES = 2 * 2**30
-#: What reading a damaged or hostile zip entry can raise (besides ``DATA_ERRORS``): zipfile's own errors,
-#: an encrypted entry (RuntimeError), a method it lacks (NotImplementedError), a truncated stream (EOFError).
-_ZIP_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, lzma.LZMAError)
+#: Entry flags ``read_entry`` refuses before zipfile sees them: encrypted (bit 0), compressed patched data
+#: (bit 5) and strong encryption (bit 6), which zipfile cannot read (PKWARE APPNOTE 4.4.4).
+_UNREADABLE_FLAGS = {0x1: "encrypted", 0x20: "compressed patched data", 0x40: "strongly encrypted"}
+#: What reading a damaged zip entry can still raise (besides ``DATA_ERRORS``), once ``read_entry`` refused the
+#: flags and methods zipfile cannot read: zipfile's own errors and a truncated or corrupt stream.
+_ZIP_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError, lzma.LZMAError)
 
 
 def import_inspect(paths: Iterable[str | Path], problems: list[str]) -> list[ImportedTrace]:
@@ -184,8 +187,9 @@ def read_entry(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, limit:
     """The bytes of one zip entry, at most ``limit`` of them: zstd (method 93) read here, the other methods
     by ``zipfile``. ``ValueError`` for an entry that is encrypted, compressed by an unknown method, larger
     than ``limit`` or damaged (its CRC-32 or size does not match the directory)."""
-    if info.flag_bits & 0x1:
-        raise ValueError("the entry is encrypted; tracekit reads unencrypted logs only")
+    refused = [what for bit, what in _UNREADABLE_FLAGS.items() if info.flag_bits & bit]
+    if refused:
+        raise ValueError(f"the entry is {' and '.join(refused)}; tracekit reads plain logs only")
     if info.compress_type not in _METHODS:
         raise ValueError(f"compression method {info.compress_type} is not one of "
                          f"{', '.join(_METHODS.values())}")
