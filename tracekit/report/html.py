@@ -26,7 +26,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -115,28 +115,41 @@ class SiteLinks:
         return f"{root}kinds/{prefix}-{_slug(kind)}{suffix}.html"
 
 
+@dataclass(frozen=True)
+class ReportInputs:
+    """What the pages of one report are drawn from, the folder report and the single file alike."""
+
+    results: Results
+    results_name: str
+    cases: Mapping[str, CaseView]
+    """The case views the case pages show, by case id."""
+    load: TraceLoader
+    """Reads a run's trace for its page."""
+    comparison: GroupComparison | None = None
+    baseline: BaselineDiff | None = None
+    baseline_name: str = ""
+    pass_k: list[PassK] = field(default_factory=list)
+    redactor: Redactor | None = None
+
+    def common(self, links: SiteLinks, runs: Sequence[Run]) -> dict[str, Any]:
+        """What every page of the report is rendered with, whatever it shows."""
+        return {"links": links, "version": self.results.tracekit, "results_name": self.results_name,
+                "RESULTS": RESULTS, "trace_columns": trace_columns(runs)}  # fmt: skip
+
+    def index_context(self, runs: Sequence[Run], ordered: Sequence[Run]) -> dict[str, Any]:
+        """What the index shows (``index_view.index_context``) for these runs, in this order."""
+        return index_context(runs, ordered, self.results, self.comparison, self.baseline, self.baseline_name,
+                             self.pass_k)  # fmt: skip
+
+
 def write_html_report(
-    out_dir: str | Path,
-    runs: Sequence[Run],
-    *,
-    results: Results,
-    results_name: str,
-    cases: Mapping[str, CaseView],
-    load: TraceLoader,
-    comparison: GroupComparison | None,
-    baseline: BaselineDiff | None,
-    baseline_name: str,
-    pass_k: list[PassK],
-    page_size: int = PAGE_SIZE,
-    redactor: Redactor | None = None,
+    out_dir: str | Path, runs: Sequence[Run], inputs: ReportInputs, *, page_size: int = PAGE_SIZE
 ) -> list[Path]:
     """Write every page of the report into ``out_dir`` (a folder or a URL: ``s3://bucket/report``, each page
     uploaded whole); returns the files written (index first). A local folder gets the report whole or not
     at all (``tracekit.output.staged_folder``)."""
     with pages_into(out_dir, owned_by_report) as into:
-        return _write_pages(out_dir, into, runs, results=results, results_name=results_name, cases=cases, load=load,
-                            comparison=comparison, baseline=baseline, baseline_name=baseline_name, pass_k=pass_k,
-                            page_size=page_size, redactor=redactor)  # fmt: skip
+        return _write_pages(out_dir, into, runs, inputs, page_size)
 
 
 def owned_by_report(name: str) -> bool:
@@ -158,26 +171,11 @@ def pages_into(out_dir: str | Path, owns: Callable[[str], bool]) -> Iterator[str
 
 
 def _write_pages(
-    out_dir: str | Path,
-    into: str | Path,
-    runs: Sequence[Run],
-    *,
-    results: Results,
-    results_name: str,
-    cases: Mapping[str, CaseView],
-    load: TraceLoader,
-    comparison: GroupComparison | None,
-    baseline: BaselineDiff | None,
-    baseline_name: str,
-    pass_k: list[PassK],
-    page_size: int,
-    redactor: Redactor | None,
+    out_dir: str | Path, into: str | Path, runs: Sequence[Run], inputs: ReportInputs, page_size: int
 ) -> list[Path]:
     env = report_environment()
     links = SiteLinks(runs)
-    version = results.tracekit
-    common = {"links": links, "version": version, "results_name": results_name, "RESULTS": RESULTS,
-              "trace_columns": trace_columns(runs)}
+    common = inputs.common(links, runs)
     written: list[Path] = []
 
     templates = {name: env.get_template(name) for name in ("trace.html.j2", "case.html.j2", "index.html.j2",
@@ -186,7 +184,7 @@ def _write_pages(
     def render(relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
         html = templates[template].render(root=root, **common, **context)
-        write_text(page_path(into, relative), html, redactor, sweep=False)
+        write_text(page_path(into, relative), html, inputs.redactor, sweep=False)
         written.append(page_path(out_dir, relative))
 
     by_case: dict[str, list[Run]] = {}
@@ -198,11 +196,11 @@ def _write_pages(
     shown = {run.position for case_runs in detailed.values() for run in case_runs}
     summaries: dict[int, RunSummary] = {}
     for run in runs:
-        trace, error = load(run)
+        trace, error = inputs.load(run)
         if trace is not None:
             run.usage_reported = usage_reported(trace)
         view = build_trace_view(run, trace, error)
-        case = cases.get(run.case_id or "")
+        case = inputs.cases.get(run.case_id or "")
         render(
             links.trace(run),
             "trace.html.j2",
@@ -220,7 +218,7 @@ def _write_pages(
             links.case(case_id),
             "case.html.j2",
             case_id=case_id,
-            case=cases.get(case_id),
+            case=inputs.cases.get(case_id),
             runs=case_runs,
             detailed=detailed[case_id],
             listed=case_runs[:CASE_LIST_RUNS],
@@ -230,7 +228,7 @@ def _write_pages(
         )
 
     ordered = failures_first(runs)
-    context = index_context(runs, ordered, results, comparison, baseline, baseline_name, pass_k)
+    context = inputs.index_context(runs, ordered)
     for prefix, section, groups in (("finding", "findings", context["findings"]),
                                     ("mode", "failure-modes", context["failure_modes"]),
                                     ("outcome", "outcomes", context["outcomes"])):  # fmt: skip

@@ -20,14 +20,14 @@ input gives the same bytes, written atomically through the redactor.
 
 Example::
 
-    single = write_single_html("review.html", runs, results=results, results_name="results.json", cases={},
-                               load=loader, comparison=None, baseline=None, baseline_name="", pass_k=[])
+    inputs = ReportInputs(results=results, results_name="results.json", cases={}, load=loader)
+    single = write_single_html("review.html", runs, inputs)
     single.embedded, single.left_out     # failing traces whose pages are inside; those that are not
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,17 +35,11 @@ from jinja2 import Template
 from markupsafe import Markup
 
 from tracekit.output import write_text
-from tracekit.redact import Redactor
-from tracekit.report.case_view import CaseView
-from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
-from tracekit.report.html import PageLink, SiteLinks, TraceLoader, usage_reported
-from tracekit.report.index_view import index_context, trace_columns
-from tracekit.report.runs import RESULTS, Run, failures_first
-from tracekit.report.summary import PassK
+from tracekit.report.html import PageLink, ReportInputs, SiteLinks, usage_reported
+from tracekit.report.runs import Run, failures_first
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import build_trace_view
-from tracekit.results.model import Results
 
 #: Failing traces whose full pages the file may hold (the first ones in the table's order): a reviewer reads
 #: the first ones, and 200 pages of the usual size (10–50 kB) are a few megabytes.
@@ -110,16 +104,8 @@ class SingleLinks(SiteLinks):
 def write_single_html(
     path: str | Path,
     runs: Sequence[Run],
+    inputs: ReportInputs,
     *,
-    results: Results,
-    results_name: str,
-    cases: Mapping[str, CaseView],
-    load: TraceLoader,
-    comparison: GroupComparison | None,
-    baseline: BaselineDiff | None,
-    baseline_name: str,
-    pass_k: list[PassK],
-    redactor: Redactor | None = None,
     embed_pages: int | None = None,
     file_bytes: int | None = None,
 ) -> SingleReport:
@@ -130,9 +116,8 @@ def write_single_html(
     env = report_environment()
     links = SingleLinks(runs)
     ordered = failures_first(runs)
-    context = index_context(runs, ordered, results, comparison, baseline, baseline_name, pass_k)
-    common = {"links": links, "version": results.tracekit, "results_name": results_name, "RESULTS": RESULTS,
-              "trace_columns": trace_columns(runs), "root": ""}  # fmt: skip
+    context = inputs.index_context(runs, ordered)
+    common = {**inputs.common(links, runs), "root": ""}
     template, section = env.get_template("single.html.j2"), env.get_template("_single_trace.html.j2")
     failing = context["headline"].failing
 
@@ -147,7 +132,7 @@ def write_single_html(
     single = SingleReport(Path(path))
     sections: list[Markup] = []
     for tried, run in enumerate(failing):  # the first failing traces only: each one tried is read and drawn
-        html = _section(section, common, links, run, len(sections) + 1, load, cases) if tried < embed_pages else None
+        html = _section(section, common, links, run, len(sections) + 1, inputs) if tried < embed_pages else None
         size = len(html.encode("utf-8")) if html is not None else 0
         if html is None or size > room:
             single.left_out.append(run)
@@ -156,18 +141,18 @@ def write_single_html(
         sections.append(html)
         single.embedded.append(run)
         links.embedded.add(run.position)
-    single.path = write_text(path, page(sections, len(single.left_out)), redactor)
+    single.path = write_text(path, page(sections, len(single.left_out)), inputs.redactor)
     return single
 
 
 def _section(template: Template, common: dict[str, object], links: SingleLinks, run: Run, number: int,
-             load: TraceLoader, cases: Mapping[str, CaseView]) -> Markup:  # fmt: skip
+             inputs: ReportInputs) -> Markup:  # fmt: skip
     """A failing trace's page as a section of the document; its ids start ``t<number>-``."""
-    trace, error = load(run)
+    trace, error = inputs.load(run)
     if trace is not None:
         run.usage_reported = usage_reported(trace)
     view = build_trace_view(run, trace, error)
-    case = cases.get(run.case_id or "")
+    case = inputs.cases.get(run.case_id or "")
     prefix = f"t{number}-"
     html = template.render(
         **common, run=run, view=view, graph=render_call_graph(view.nodes, view.edges, id_prefix=prefix), p=prefix,

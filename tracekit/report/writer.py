@@ -27,7 +27,7 @@ from tracekit.output import write_text
 from tracekit.redact import Redactor
 from tracekit.report.case_view import CaseSource, load_case_views
 from tracekit.report.compare import compare_groups, diff_baseline
-from tracekit.report.html import PAGE_SIZE, TraceLoader, write_html_report
+from tracekit.report.html import PAGE_SIZE, ReportInputs, TraceLoader, write_html_report
 from tracekit.report.junit import failing_results, render_junit
 from tracekit.report.markdown import render_markdown
 from tracekit.report.runs import Run, RunKey, label_runs, runs_from_results, sort_runs
@@ -126,15 +126,15 @@ def write_reports(
         outcome = ReportOutcome(failing=[run for run in runs if run.result in failing_results(fail_on)])
 
         if html_dir is not None or html_single is not None:
-            html_inputs: dict[str, Any] = {
-                "results": document, "results_name": results_name or "results", "cases": load_case_views(cases),
-                "load": _trace_loader(traces_loader or load_trace, results_dir), "comparison": comparison,
-                "baseline": baseline_diff, "baseline_name": baseline_name, "pass_k": pass_k, "redactor": redactor,
-            }  # fmt: skip
+            inputs = ReportInputs(
+                results=document, results_name=results_name or "results", cases=load_case_views(cases),
+                load=_trace_loader(traces_loader or load_trace, results_dir), comparison=comparison,
+                baseline=baseline_diff, baseline_name=baseline_name, pass_k=pass_k, redactor=redactor,
+            )  # fmt: skip
             if html_dir is not None:
-                outcome.html = write_html_report(html_dir, runs, page_size=page_size, **html_inputs)
+                outcome.html = write_html_report(html_dir, runs, inputs, page_size=page_size)
             if html_single is not None:  # after the folder: its pages told each run whether its trace reported usage
-                outcome.single = write_single_html(html_single, runs, **html_inputs)
+                outcome.single = write_single_html(html_single, runs, inputs)
         if markdown is not None:
             text = render_markdown(
                 runs,
