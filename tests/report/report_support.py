@@ -8,6 +8,8 @@ report shows comes from the same code as in a real run.
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from tracekit.analyze.summary import build_summary
@@ -97,3 +99,36 @@ def complete(results: dict[str, Any] | list[dict[str, Any]]) -> Results:
     document = {"tracekit": "0", "traces": results} if isinstance(results, list) else results
     traces = [TraceResult.model_validate(item) for item in document["traces"]]
     return Results(tracekit=str(document.get("tracekit") or "0"), traces=traces, summary=build_summary(traces))
+
+
+class ParsedPage(HTMLParser):
+    """Every start tag of a page with its attributes, and its text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def ids(self) -> list[str]:
+        """Every ``id`` on the page, in order."""
+        return [str(attrs["id"]) for _, attrs in self.tags if attrs.get("id")]
+
+    def links(self) -> list[str]:
+        """Every link's ``href``, in order."""
+        return [str(attrs["href"]) for tag, attrs in self.tags if tag == "a" and attrs.get("href")]
+
+
+def parse_page(path: Path) -> ParsedPage:
+    """The page at ``path``, parsed."""
+    page = ParsedPage()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+

@@ -7,40 +7,16 @@ import os
 import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from markupsafe import escape
+from report_support import parse_page
 
 from tracekit.output import write_json
 from tracekit.report import write_reports
 from tracekit.report.html import PAGE_SIZE
-
-
-class _Page(HTMLParser):
-    """Collects every start tag with its attributes, and the text."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def _parse(path: Path) -> _Page:
-    page = _Page()
-    page.feed(path.read_text(encoding="utf-8"))
-    return page
 
 
 def _write(inputs: dict[str, Any], out: Path, **options: Any) -> list[Path]:
@@ -65,10 +41,10 @@ def test_hostile_tool_result_is_text_not_markup(report_inputs: dict[str, Any], t
     raw = hostile_page.read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in raw
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
-    page = _parse(hostile_page)
+    page = parse_page(hostile_page)
     assert "<script>alert(1)</script>" in "".join(page.text), "the hostile text is shown as text"
     for path in pages:
-        for tag, attributes in _parse(path).tags:
+        for tag, attributes in parse_page(path).tags:
             assert tag not in ("script", "iframe", "object", "embed", "link", "base", "form"), (path, tag)
             for name, value in attributes.items():
                 assert not name.startswith("on"), (path, tag, name)
@@ -84,7 +60,7 @@ def test_pages_are_self_contained(report_inputs: dict[str, Any], tmp_path: Path)
         assert raw.startswith("<!DOCTYPE html>")
         assert '<meta charset="utf-8">' in raw
         assert "default-src 'none'" in raw  # the CSP forbids scripts and requests even if markup slipped in
-        for tag, attributes in _parse(path).tags:
+        for tag, attributes in parse_page(path).tags:
             for name in ("href", "src"):
                 value = attributes.get(name)
                 if value is None:
@@ -100,10 +76,10 @@ def test_internal_links_resolve(report_inputs: dict[str, Any], tmp_path: Path) -
     pages = _write(report_inputs, tmp_path / "html")
     anchors: dict[Path, set[str]] = {}
     for path in pages:
-        anchors[path.resolve()] = {a["id"] for _, a in _parse(path).tags if a.get("id")}
+        anchors[path.resolve()] = {a["id"] for _, a in parse_page(path).tags if a.get("id")}
     checked = 0
     for path in pages:
-        for tag, attributes in _parse(path).tags:
+        for tag, attributes in parse_page(path).tags:
             href = attributes.get("href")
             if tag != "a" or not href:
                 continue
@@ -129,7 +105,7 @@ def test_chinese_is_kept_and_marked(report_inputs: dict[str, Any], tmp_path: Pat
 
 def test_case_page_shows_expectation_beside_checks_and_judge(report_inputs: dict[str, Any], tmp_path: Path) -> None:
     _write(report_inputs, tmp_path / "html")
-    text = "".join(_parse(tmp_path / "html" / "cases" / "B2-PC-02.html").text)
+    text = "".join(parse_page(tmp_path / "html" / "cases" / "B2-PC-02.html").text)
     assert "What the seed expects" in text and "What the agent did" in text
     assert "先调用 beike_lookup_city_id" in text  # expected behaviour, verbatim
     assert "数据流 city_id" in text  # a check, with its evidence below
@@ -137,14 +113,14 @@ def test_case_page_shows_expectation_beside_checks_and_judge(report_inputs: dict
     assert "回答忠实于工具结果。" in text and "“朝阳区有一套 520 万的二手房。”" in text  # judge and quote
     assert "抱歉，房源服务暂时不可用。" in text  # the failing run's final answer
     assert "2.4 s over 3 model calls" in text  # latency from the trace's model calls
-    unknown = "".join(_parse(tmp_path / "html" / "cases" / "C4-LD-01.html").text)
+    unknown = "".join(parse_page(tmp_path / "html" / "cases" / "C4-LD-01.html").text)
     assert "The case definition was not given" in unknown
 
 
 def test_trace_page_marks_injection_findings_and_graph(report_inputs: dict[str, Any], tmp_path: Path) -> None:
     _write(report_inputs, tmp_path / "html")
     path = tmp_path / "html" / "traces" / "B2-PC-02.A.1.html"
-    page = _parse(path)
+    page = parse_page(path)
     call = next(attrs for tag, attrs in page.tags if attrs.get("id") == "call-1")
     assert "flag-warning" in (call.get("class") or "") and "is-error" in (call.get("class") or "")
     text = "".join(page.text)
@@ -174,7 +150,7 @@ def test_index_is_paginated(report_inputs: dict[str, Any], tmp_path: Path) -> No
     pages = write_reports(results, html_dir=tmp_path / "html", page_size=10).html
     names = {p.name for p in pages}
     assert {"index.html", "runs-2.html", "runs-3.html"} <= names and "runs-4.html" not in names
-    last_page = _parse(tmp_path / "html" / "runs-3.html")
+    last_page = parse_page(tmp_path / "html" / "runs-3.html")
     rows = [a for tag, a in last_page.tags if tag == "a" and "traces/" in (a.get("href") or "")]
     assert len(rows) == 5
     assert PAGE_SIZE == 200
@@ -192,7 +168,7 @@ def test_baseline_regressions_lead_the_index(report_inputs: dict[str, Any], tmp_
         if entry["trace_id"] in ("t-pc02-b0", "t-pc02-b1"):
             entry["verdict"]["result"] = "fail"  # both failed: now both pass, an improvement
     write_reports(report_inputs["results"], html_dir=tmp_path / "html", baseline=baseline)
-    text = "".join(_parse(tmp_path / "html" / "index.html").text)
+    text = "".join(parse_page(tmp_path / "html" / "index.html").text)
     assert "1 regressions, 2 improvements, 2 flaky" in text
     assert text.index("Regressions") < text.index("Improvements") < text.index("Flaky (repeats disagree)")
     assert text.index("Flaky (repeats disagree)") < text.index("Verdicts by dimension")
@@ -202,7 +178,7 @@ def test_missing_trace_file_still_gets_a_page(report_inputs: dict[str, Any], tmp
     results = copy.deepcopy(report_inputs["results"])
     results["traces"][0].update(source=str(tmp_path / "gone.jsonl"), trace_file=None)
     write_reports(results, html_dir=tmp_path / "html")
-    text = "".join(_parse(tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").text)
+    text = "".join(parse_page(tmp_path / "html" / "traces" / "B2-PC-02.A.0.html").text)
     assert "The trace file could not be read" in text
     assert "beike_lookup_city_id" in text  # from the results' tool_calls
 
@@ -253,7 +229,7 @@ def test_images_inline_only_as_data(tmp_path: Path) -> None:
     ])
     results = {"tracekit": "0", "traces": [analyze_trace(load_trace(path)).to_plain()]}
     write_reports(results, html_dir=tmp_path / "html")
-    page = _parse(tmp_path / "html" / "traces" / "img.html")
+    page = parse_page(tmp_path / "html" / "traces" / "img.html")
     sources = [attrs.get("src") for tag, attrs in page.tags if tag == "img"]
     assert sources == [f"data:image/png;base64,{png}"]
     text = "".join(page.text)
@@ -318,6 +294,6 @@ def test_an_importers_outcome_is_a_filter_with_its_own_list_page(report_inputs: 
     index = pages[0].read_text(encoding="utf-8")
     (listed,) = [page for page in pages if page.name.startswith("outcome-")]
     assert f'href="kinds/{listed.name}"' in index and 'id="outcomes"' in index
-    text = " ".join(_parse(listed).text)
+    text = " ".join(parse_page(listed).text)
     assert "Outcome: reward 0.0" in text and unbound["trace_id"] in text
     assert not any(page.name.startswith("outcome-") for page in _write(report_inputs, tmp_path / "none"))

@@ -11,45 +11,18 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from report_support import parse_page
 
 from tracekit.cli.main import cli
 from tracekit.report import write_reports
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_SCRIPT = "<script>alert(1)</script>"
-
-
-class _Page(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    handle_startendtag = handle_starttag
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-    def ids(self) -> list[str]:
-        return [str(attrs["id"]) for _, attrs in self.tags if attrs.get("id")]
-
-    def links(self) -> list[str]:
-        return [str(attrs["href"]) for tag, attrs in self.tags if tag == "a" and attrs.get("href")]
-
-
-def _parse(path: Path) -> _Page:
-    page = _Page()
-    page.feed(path.read_text(encoding="utf-8"))
-    return page
 
 
 def _single(inputs: dict[str, Any], path: Path, results: dict[str, Any] | None = None) -> Any:
@@ -74,7 +47,7 @@ def test_one_file_with_nothing_outside_it(report_inputs: dict[str, Any], tmp_pat
     assert sorted(p.name for p in out.iterdir()) == ["run.html"]  # one file, no temporary left beside it
     raw = single.path.read_text(encoding="utf-8")
     assert raw.startswith("<!DOCTYPE html>") and "default-src 'none'" in raw
-    page = _parse(single.path)
+    page = parse_page(single.path)
     for tag, attributes in page.tags:
         assert tag not in ("script", "iframe", "object", "embed", "link", "base", "form"), tag
         for name in ("href", "src"):
@@ -90,7 +63,7 @@ def test_one_file_with_nothing_outside_it(report_inputs: dict[str, Any], tmp_pat
 def test_failing_pages_are_inside_and_linked_from_the_table(report_inputs: dict[str, Any], tmp_path: Path) -> None:
     single = _single(report_inputs, tmp_path / "run.html")
     assert [run.trace_id for run in single.embedded] == ["t-pc02-a1"] and single.left_out == []
-    page = _parse(single.path)
+    page = parse_page(single.path)
     ids = set(page.ids())
     anchor = "trace-B2-PC-02.A.1"
     assert anchor in ids and "row-B2-PC-02.A.1" in ids
@@ -113,7 +86,7 @@ def test_hostile_content_is_text(report_inputs: dict[str, Any], tmp_path: Path) 
     single = _single(report_inputs, tmp_path / "run.html")
     raw = single.path.read_text(encoding="utf-8")
     assert HOSTILE_SCRIPT not in raw and "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
-    page = _parse(single.path)
+    page = parse_page(single.path)
     assert HOSTILE_SCRIPT in "".join(page.text)
     for _tag, attributes in page.tags:
         assert not any(name.startswith("on") for name in attributes)
@@ -147,7 +120,7 @@ def test_embedded_pages_are_capped_with_a_note(report_inputs: dict[str, Any], tm
     single = _single(report_inputs, tmp_path / "run.html", _failing_copies(report_inputs, 5))
     assert [run.trace_id for run in single.embedded] == ["t-pc02-a1", "t-pc02-a2"]
     assert [run.trace_id for run in single.left_out] == ["t-pc02-a3", "t-pc02-a4", "t-pc02-a5"]
-    page = _parse(single.path)
+    page = parse_page(single.path)
     text = " ".join("".join(page.text).split())
     assert "The pages of 3 more failing traces are left out to keep the file attachable (at most 2 pages" in text
     assert "--html DIR" in text
@@ -183,7 +156,7 @@ def test_cli_analyze_and_report_write_the_single_file(tmp_path: Path) -> None:
                                  str(tmp_path / "report.html"), "--cases", str(ROOT / "cases")])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (tmp_path / "analyze.html").read_bytes() == (tmp_path / "report.html").read_bytes()
-    page = _parse(tmp_path / "report.html")
+    page = parse_page(tmp_path / "report.html")
     assert sum(1 for name in page.ids() if name.startswith("trace-")) >= 10  # the flawed run's failures, inside
     (tmp_path / "a-folder.html").mkdir()
     refused = runner.invoke(cli, ["report", str(tmp_path / "results.json"), "--html-single",
