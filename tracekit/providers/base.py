@@ -198,13 +198,9 @@ def stream_splitter() -> StreamSplitter:
     return EventSplitter()
 
 
-def split_stream(provider: Provider, data: bytes) -> list[bytes]:
-    """A whole streamed answer as its events' bytes (a trailing incomplete event is kept as the last item)."""
-    return split_whole(provider.stream_splitter(), data)
-
-
-def split_whole(splitter: StreamSplitter, data: bytes) -> list[bytes]:
-    """A whole stream cut by a new ``splitter`` (a trailing incomplete event is kept as the last item)."""
+def split_stream(splitter: StreamSplitter, data: bytes) -> list[bytes]:
+    """A whole streamed answer as its events' bytes, cut by a new ``splitter`` (``provider.stream_splitter()``);
+    a trailing incomplete event is kept as the last item."""
     events = splitter.feed(data)
     if splitter.rest():
         events.append(splitter.rest())

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracekit.errors import EventStreamError
-from tracekit.providers.base import split_whole
+from tracekit.providers.base import split_stream
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 _PRELUDE = struct.Struct(">II")
@@ -200,4 +200,4 @@ class FrameSplitter:
 
 def split_frames(data: bytes) -> list[bytes]:
     """A whole stream as its frames (a trailing incomplete frame is kept as the last item)."""
-    return split_whole(FrameSplitter(), data)
+    return split_stream(FrameSplitter(), data)

@@ -1,5 +1,5 @@
 """Server-sent events: an incremental parser (bytes in, events out), an encoder, and the raw bytes cut at
-event boundaries (``EventSplitter``: for stream faults and replay timing; ``base.split_whole`` cuts a whole
+event boundaries (``EventSplitter``: for stream faults and replay timing; ``base.split_stream`` cuts a whole
 stream).
 
 The parser follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CR at the end of
