@@ -18,11 +18,9 @@ from tracekit._fake.wire import (
     WireResponse,
     apply_stream_fault,
     dumps,
-    fake_signature,
     reply_usage,
-    split_json,
-    split_text,
-    tool_input_json,
+    stream_pieces,
+    thinking_signature,
 )
 from tracekit.constants import JSON_CONTENT_TYPE, SSE_CONTENT_TYPE
 
@@ -32,9 +30,8 @@ PING_DATA = b'{"type": "ping"}'
 
 def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds, message_id: str) -> WireResponse:
     """``reply`` as a Messages API response to ``request``: JSON or SSE as the request asked."""
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error, ids.next("req_fake_"))
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error, ids.next("req_fake_"))
     request_id = ids.next("req_fake_")
     content = [_block_json(block, ids) for block in reply.content]
     usage = reply_usage(reply, request)
@@ -106,8 +103,7 @@ def _block_json(block: Block, ids: FakeIds) -> dict[str, Any]:
             "input": dict(block.input),
         }
     if isinstance(block, Thinking):
-        signature = block.signature if block.signature is not None else fake_signature(block.thinking)
-        return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        return {"type": "thinking", "thinking": block.thinking, "signature": thinking_signature(block)}
     return {"type": "redacted_thinking", "data": block.data}
 
 
@@ -162,15 +158,13 @@ def _start_block(block_json: dict[str, Any]) -> dict[str, Any]:
 
 
 def _deltas(block: Block, block_json: dict[str, Any], chunk_size: int) -> list[dict[str, Any]]:
+    pieces = stream_pieces(block, chunk_size)
     if isinstance(block, Text):
-        return [{"type": "text_delta", "text": piece} for piece in split_text(block.text, chunk_size)]
+        return [{"type": "text_delta", "text": piece} for piece in pieces]
     if isinstance(block, ToolUse):
-        pieces = ["", *split_json(tool_input_json(block), chunk_size)]
-        return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+        return [{"type": "input_json_delta", "partial_json": piece} for piece in ["", *pieces]]
     if isinstance(block, Thinking):
-        deltas = [
-            {"type": "thinking_delta", "thinking": piece} for piece in split_text(block.thinking, chunk_size)
-        ]
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]
         return [*deltas, {"type": "signature_delta", "signature": block_json["signature"]}]
     assert isinstance(block, RedactedThinking)
     return []

@@ -16,20 +16,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from tracekit._fake import anthropic_wire
+from tracekit._fake import anthropic_wire, wire
 from tracekit._fake.replies import Block, ErrorReply, MessageReply, RedactedThinking, Text, Thinking, ToolUse
 from tracekit._fake.request import FakeRequest
-from tracekit._fake.wire import (
-    FakeIds,
-    WireResponse,
-    apply_stream_fault,
-    dumps,
-    fake_signature,
-    reply_usage,
-    split_json,
-    split_text,
-    tool_input_json,
-)
+from tracekit._fake.wire import FakeIds, WireResponse
 from tracekit.constants import JSON_CONTENT_TYPE
 from tracekit.providers.bedrock_base import ERROR_TYPES, error_event_payload
 from tracekit.providers.eventstream import CONTENT_TYPE, event_frame, exception_frame
@@ -41,10 +31,9 @@ _ERROR_TYPE_SUFFIX = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 
 def render_converse(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> WireResponse:
     """``reply`` as a Converse (JSON) or ConverseStream (event stream) response to ``request``."""
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error, ids.next("req-fake-"))
-    usage = reply_usage(reply, request)
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error, ids.next("req-fake-"))
+    usage = wire.reply_usage(reply, request)
     counts = {"inputTokens": usage["input_tokens"], "outputTokens": usage["output_tokens"],
               "totalTokens": usage["input_tokens"] + usage["output_tokens"]}  # fmt: skip
     content = [_block_json(block, ids) for block in reply.content]
@@ -53,7 +42,7 @@ def render_converse(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> 
     if not request.stream:
         body = {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop_reason,
                 "usage": counts, "metrics": {"latencyMs": 0}}  # fmt: skip
-        return WireResponse(200, {"content-type": JSON_CONTENT_TYPE, **headers}, body=dumps(body))
+        return WireResponse(200, {"content-type": JSON_CONTENT_TYPE, **headers}, body=wire.dumps(body))
     events = [_event("messageStart", {"role": "assistant"})]
     for index, (block, block_json) in enumerate(zip(reply.content, content, strict=True)):
         if isinstance(block, ToolUse):
@@ -65,26 +54,27 @@ def render_converse(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> 
     events.append(_event("messageStop", {"stopReason": stop_reason}))
     events.append(_event("metadata", {"usage": counts, "metrics": {"latencyMs": 0}}))
     response = WireResponse(200, {"content-type": CONTENT_TYPE, **headers}, events=events)
-    return apply_stream_fault(response, reply.fault, _error_frame(reply))
+    return wire.apply_stream_fault(response, reply.fault, _error_frame(reply))
 
 
 def render_invoke(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> WireResponse:
     """``reply`` as an InvokeModel response (the Messages API's JSON) or InvokeModelWithResponseStream (its
     events in ``chunk`` messages)."""
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error, ids.next("req-fake-"))
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error, ids.next("req-fake-"))
     # The Messages API response of the same reply (JSON or SSE as the path asks), without the fault: the
     # fault is applied to the event stream.
     plain = MessageReply(reply.content, reply.stop_reason, reply.model, reply.usage, reply.chunk_size)
-    wire = anthropic_wire.render_message(plain, request, ids, ids.next("msg_bdrk_fake_"))
+    messages_api = anthropic_wire.render_message(plain, request, ids, ids.next("msg_bdrk_fake_"))
     headers = {"x-amzn-requestid": ids.next("req-fake-"), **reply.headers}
     if not request.stream:
-        return WireResponse(200, {"content-type": JSON_CONTENT_TYPE, **headers}, body=wire.body, message=wire.message)
-    frames = [event_frame("chunk", dumps({"bytes": base64.b64encode(event.data.encode()).decode("ascii")}))
-              for event in parse_sse(b"".join(wire.events or [])) if event.event != "ping"]  # fmt: skip
-    response = WireResponse(200, {"content-type": CONTENT_TYPE, **headers}, events=frames, message=wire.message)
-    return apply_stream_fault(response, reply.fault, _error_frame(reply))
+        return WireResponse(200, {"content-type": JSON_CONTENT_TYPE, **headers}, body=messages_api.body,
+                            message=messages_api.message)
+    frames = [event_frame("chunk", wire.dumps({"bytes": base64.b64encode(event.data.encode()).decode("ascii")}))
+              for event in parse_sse(b"".join(messages_api.events or [])) if event.event != "ping"]  # fmt: skip
+    response = WireResponse(200, {"content-type": CONTENT_TYPE, **headers}, events=frames,
+                            message=messages_api.message)
+    return wire.apply_stream_fault(response, reply.fault, _error_frame(reply))
 
 
 def render_error(error: ErrorReply, request_id: str) -> WireResponse:
@@ -93,7 +83,7 @@ def render_error(error: ErrorReply, request_id: str) -> WireResponse:
     headers = {"content-type": JSON_CONTENT_TYPE, "x-amzn-requestid": request_id,
                "x-amzn-errortype": name + _ERROR_TYPE_SUFFIX, **anthropic_wire.retry_headers(error),
                **error.headers}  # fmt: skip
-    return WireResponse(error.status, headers, body=dumps({"message": error.message}))
+    return WireResponse(error.status, headers, body=wire.dumps({"message": error.message}))
 
 
 def _error_frame(reply: MessageReply) -> bytes | None:
@@ -109,23 +99,24 @@ def _block_json(block: Block, ids: FakeIds) -> dict[str, Any]:
         return {"toolUse": {"toolUseId": block.id or ids.next("tooluse_fake_"), "name": block.name,
                             "input": dict(block.input)}}  # fmt: skip
     if isinstance(block, Thinking):
-        signature = block.signature if block.signature is not None else fake_signature(block.thinking)
+        signature = wire.thinking_signature(block)
         return {"reasoningContent": {"reasoningText": {"text": block.thinking, "signature": signature}}}
     assert isinstance(block, RedactedThinking)
     return {"reasoningContent": {"redactedContent": block.data}}
 
 
 def _deltas(block: Block, block_json: dict[str, Any], chunk_size: int) -> list[dict[str, Any]]:
+    pieces = wire.stream_pieces(block, chunk_size)
     if isinstance(block, Text):
-        return [{"text": piece} for piece in split_text(block.text, chunk_size)]
+        return [{"text": piece} for piece in pieces]
     if isinstance(block, ToolUse):
-        return [{"toolUse": {"input": piece}} for piece in split_json(tool_input_json(block), chunk_size)]
+        return [{"toolUse": {"input": piece}} for piece in pieces]
     if isinstance(block, Thinking):
         text = block_json["reasoningContent"]["reasoningText"]
-        pieces = [{"reasoningContent": {"text": piece}} for piece in split_text(block.thinking, chunk_size)]
-        return [*pieces, {"reasoningContent": {"signature": text["signature"]}}]
+        deltas = [{"reasoningContent": {"text": piece}} for piece in pieces]
+        return [*deltas, {"reasoningContent": {"signature": text["signature"]}}]
     return [{"reasoningContent": {"redactedContent": block_json["reasoningContent"]["redactedContent"]}}]
 
 
 def _event(name: str, payload: dict[str, Any]) -> bytes:
-    return event_frame(name, dumps(payload))
+    return event_frame(name, wire.dumps(payload))

@@ -36,9 +36,8 @@ FINISH_REASONS = {"max_tokens": "MAX_TOKENS", "refusal": "SAFETY"}
 
 def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> WireResponse:
     """``reply`` as a ``generateContent`` response, or as the chunks of ``streamGenerateContent``."""
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error)
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error)
     parts = [_part(block) for block in reply.content if isinstance(block, Text | Thinking | ToolUse)]
     head = {"modelVersion": reply.model or request.model or "fake-model", "responseId": ids.next("resp_fake_")}
     ending = {"finishReason": FINISH_REASONS.get(reply.resolved_stop_reason, "STOP"), "index": 0}

@@ -11,7 +11,7 @@ has no such field) but count as ``reasoning_tokens``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracekit._fake.anthropic_wire import retry_headers
 from tracekit._fake.replies import ErrorReply, MessageReply, Text, ToolUse
@@ -60,9 +60,8 @@ ERROR_TYPES: dict[str, tuple[str, str | None]] = {
 def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> WireResponse:
     """``reply`` as a Chat Completions response to ``request``: JSON or SSE as the request asked."""
     request_id = ids.next("req_fake_")
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error, request_id)
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error, request_id)
     completion_id = ids.next("chatcmpl-fake")
     text = "".join(block.text for block in reply.content if isinstance(block, Text))
     has_text = any(isinstance(block, Text) for block in reply.content)
@@ -162,18 +161,34 @@ def _chunks(
     return [{**head, "object": "chat.completion.chunk", "choices": [choice]} for choice in choices]
 
 
-def _usage(reply: MessageReply, request: FakeRequest) -> dict[str, Any]:
+class TokenCounts(NamedTuple):
+    """A reply's token counts as both OpenAI APIs report them: the input count includes the cached tokens and
+    those written to the cache (Anthropic counts them apart)."""
+
+    input: int
+    cached: int
+    cache_written: int
+    output: int
+    reasoning: int
+
+
+def token_counts(reply: MessageReply, request: FakeRequest) -> TokenCounts:
+    """The counts of ``reply_usage`` in OpenAI's terms, with the reasoning (thinking) tokens."""
     usage = reply_usage(reply, request)
-    cached = usage["cache_read_input_tokens"]
-    prompt = usage["input_tokens"] + cached + usage["cache_creation_input_tokens"]
-    completion = usage["output_tokens"]
+    cached, written = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+    return TokenCounts(usage["input_tokens"] + cached + written, cached, written, usage["output_tokens"],
+                       thinking_tokens(reply))
+
+
+def _usage(reply: MessageReply, request: FakeRequest) -> dict[str, Any]:
+    counts = token_counts(reply, request)
     return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+        "prompt_tokens": counts.input,
+        "completion_tokens": counts.output,
+        "total_tokens": counts.input + counts.output,
+        "prompt_tokens_details": {"cached_tokens": counts.cached, "audio_tokens": 0},
         "completion_tokens_details": {
-            "reasoning_tokens": thinking_tokens(reply),
+            "reasoning_tokens": counts.reasoning,
             "audio_tokens": 0,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,

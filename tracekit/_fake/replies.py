@@ -140,6 +140,14 @@ class MessageReply:
             return self.stop_reason
         return "tool_use" if any(isinstance(block, ToolUse) for block in self.content) else "end_turn"
 
+    def http_error(self, stream: bool) -> ErrorReply | None:
+        """The HTTP error sent instead of this reply: that of its ``error`` fault when the response is not streamed
+        (a JSON body cannot end with an error event)."""
+        if self.fault is None or self.fault.kind != "error" or stream:
+            return None
+        assert self.fault.error is not None
+        return self.fault.error
+
     def cut_after(self, events: int) -> MessageReply:
         """This reply, with the connection cut mid-event after ``events`` complete SSE events."""
         return dataclasses.replace(self, fault=StreamFault("cut", events))

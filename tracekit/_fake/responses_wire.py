@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit._fake.openai_wire import error_object, render_error
+from tracekit._fake.openai_wire import error_object, render_error, token_counts
 from tracekit._fake.replies import MessageReply, RedactedThinking, Text, Thinking, ToolUse
 from tracekit._fake.request import FakeRequest
 from tracekit._fake.wire import (
@@ -33,10 +33,8 @@ from tracekit._fake.wire import (
     apply_stream_fault,
     dumps,
     fake_signature,
-    reply_usage,
     split_json,
     split_text,
-    thinking_tokens,
     tool_input_json,
 )
 from tracekit.constants import JSON_CONTENT_TYPE, SSE_CONTENT_TYPE
@@ -65,9 +63,8 @@ _ECHOED: dict[str, Any] = {
 def render_message(reply: MessageReply, request: FakeRequest, ids: FakeIds) -> WireResponse:
     """``reply`` as a Responses API response to ``request``: JSON or SSE as the request asked."""
     request_id = ids.next("req_fake_")
-    if reply.fault is not None and reply.fault.kind == "error" and not request.stream:
-        assert reply.fault.error is not None
-        return render_error(reply.fault.error, request_id)
+    if (error := reply.http_error(request.stream)) is not None:
+        return render_error(error, request_id)
     body = request.body if isinstance(request.body, dict) else {}
     output = _output_items(reply, body, ids)
     incomplete = reply.resolved_stop_reason == "max_tokens"
@@ -134,16 +131,13 @@ def _message_item(parts: list[dict[str, Any]], ids: FakeIds) -> dict[str, Any]:
 
 
 def _usage(reply: MessageReply, request: FakeRequest) -> dict[str, Any]:
-    usage = reply_usage(reply, request)
-    cached = usage["cache_read_input_tokens"]
-    total_input = usage["input_tokens"] + cached + usage["cache_creation_input_tokens"]
-    output = usage["output_tokens"]
+    counts = token_counts(reply, request)
     return {
-        "input_tokens": total_input,
-        "input_tokens_details": {"cache_write_tokens": usage["cache_creation_input_tokens"], "cached_tokens": cached},
-        "output_tokens": output,
-        "output_tokens_details": {"reasoning_tokens": thinking_tokens(reply)},
-        "total_tokens": total_input + output,
+        "input_tokens": counts.input,
+        "input_tokens_details": {"cache_write_tokens": counts.cache_written, "cached_tokens": counts.cached},
+        "output_tokens": counts.output,
+        "output_tokens_details": {"reasoning_tokens": counts.reasoning},
+        "total_tokens": counts.input + counts.output,
     }
 
 

@@ -125,6 +125,23 @@ def fake_signature(thinking: str) -> str:
     return base64.b64encode(f"tracekit-fake-signature:{digest}".encode()).decode()
 
 
+def thinking_signature(block: Thinking) -> str:
+    """The signature sent with a thinking block: its own, or a fake one when it has none."""
+    return block.signature if block.signature is not None else fake_signature(block.thinking)
+
+
+def stream_pieces(block: Block, size: int) -> list[str]:
+    """The pieces a streamed block's deltas carry: text and thinking in ``size`` characters, a tool's input
+    JSON in fragments (``split_json``); none for redacted thinking (sent whole)."""
+    if isinstance(block, Text):
+        return split_text(block.text, size)
+    if isinstance(block, Thinking):
+        return split_text(block.thinking, size)
+    if isinstance(block, ToolUse):
+        return split_json(tool_input_json(block), size)
+    return []
+
+
 def split_text(text: str, size: int) -> list[str]:
     """``text`` in pieces of ``size`` characters (one empty piece for empty text)."""
     size = max(1, size)

@@ -198,9 +198,9 @@ def stream_splitter() -> StreamSplitter:
     return EventSplitter()
 
 
-def split_stream(provider: Provider, data: bytes) -> list[bytes]:
-    """A whole streamed answer as its events' bytes (a trailing incomplete event is kept as the last item)."""
-    splitter = provider.stream_splitter()
+def split_stream(splitter: StreamSplitter, data: bytes) -> list[bytes]:
+    """A whole streamed answer as its events' bytes, cut by a new ``splitter`` (``provider.stream_splitter()``);
+    a trailing incomplete event is kept as the last item."""
     events = splitter.feed(data)
     if splitter.rest():
         events.append(splitter.rest())

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracekit.errors import EventStreamError
+from tracekit.providers.base import split_stream
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 _PRELUDE = struct.Struct(">II")
@@ -199,8 +200,4 @@ class FrameSplitter:
 
 def split_frames(data: bytes) -> list[bytes]:
     """A whole stream as its frames (a trailing incomplete frame is kept as the last item)."""
-    splitter = FrameSplitter()
-    frames = splitter.feed(data)
-    if splitter.rest():
-        frames.append(splitter.rest())
-    return frames
+    return split_stream(FrameSplitter(), data)

@@ -28,10 +28,8 @@ from tracekit.providers.base import (
     NOT_CONTINUED,
     Continuation,
     Overrides,
-    ToolResultRef,
     assemble,
     overridden,
-    result_text,
     system_content,
 )
 from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
@@ -44,7 +42,7 @@ from tracekit.providers.base import response_model as response_model
 from tracekit.providers.base import stream_parser as stream_parser
 from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.base import with_request_items as with_request_items
-from tracekit.providers.openai_items import SYSTEM_ROLES, part_block, tool_use_block
+from tracekit.providers.openai_items import SYSTEM_ROLES, ResultItems, part_block, tool_use_block
 from tracekit.providers.openai_items import assistant_blocks as assistant_blocks
 from tracekit.providers.openai_items import convert_messages as convert_messages
 from tracekit.providers.openai_items import tool_result_block as tool_result_block
@@ -92,16 +90,10 @@ def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
     return [tool_use_block(call) for call in item.get("tool_calls") or [] if isinstance(call, dict)]
 
 
-def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
-    """A ``role: tool`` message's result (the wire has no error flag)."""
-    if item.get("role") != "tool":
-        return []
-    return [ToolResultRef(0, item.get("tool_call_id"), item.get("content"))]
-
-
-def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
-    """The ``tool`` message saying ``content`` as text (the wire has no ``is_error``: the trace keeps it)."""
-    return {**item, "content": result_text(content)}
+#: ``role: tool`` messages: their result is the ``content``, answering the call ``tool_call_id``.
+_TOOL_MESSAGES = ResultItems("role", "tool", "tool_call_id", "content")
+item_tool_results = _TOOL_MESSAGES.item_tool_results
+with_tool_result = _TOOL_MESSAGES.with_tool_result
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:

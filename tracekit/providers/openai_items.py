@@ -4,13 +4,36 @@ format (``tracekit.providers.openai`` re-exports these; the importers of OpenAI 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
-from tracekit.providers.base import image_source, system_content, tool_use
+from tracekit.providers.base import ToolResultRef, image_source, result_text, system_content, tool_use
 from tracekit.trace.models import Content
 
 #: Message roles that give the system prompt.
 SYSTEM_ROLES = ("system", "developer")
+
+
+@dataclass(frozen=True)
+class ResultItems:
+    """Wire items that carry one tool result each, as text with no error flag (chat ``role: tool`` messages,
+    Responses ``function_call_output`` items): ``kind`` under ``kind_key`` says which items they are, the call
+    id is under ``id_key`` and the result under ``result_key``."""
+
+    kind_key: str
+    kind: str
+    id_key: str
+    result_key: str
+
+    def item_tool_results(self, item: dict[str, Any]) -> list[ToolResultRef]:
+        """The item's result, if it is one of these items (the wire has no error flag)."""
+        if item.get(self.kind_key) != self.kind:
+            return []
+        return [ToolResultRef(0, item.get(self.id_key), item.get(self.result_key))]
+
+    def with_tool_result(self, item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
+        """The item saying ``content`` as text (the wire has no ``is_error``: the trace keeps it)."""
+        return {**item, self.result_key: result_text(content)}
 
 
 def convert_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

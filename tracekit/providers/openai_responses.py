@@ -19,7 +19,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from tracekit.providers.base import STREAM_CONTENT_TYPE as STREAM_CONTENT_TYPE
-from tracekit.providers.base import Continuation, Overrides, ToolResultRef, assemble, overridden, result_text
+from tracekit.providers.base import Continuation, Overrides, assemble, overridden
 from tracekit.providers.base import for_route as for_route
 from tracekit.providers.base import request_model as request_model
 from tracekit.providers.base import request_stream as request_stream
@@ -28,6 +28,7 @@ from tracekit.providers.base import response_model as response_model
 from tracekit.providers.base import stream_parser as stream_parser
 from tracekit.providers.base import stream_splitter as stream_splitter
 from tracekit.providers.openai import error_body as error_body
+from tracekit.providers.openai_items import ResultItems
 from tracekit.providers.openai_responses_items import (
     convert_items,
     is_system,
@@ -105,16 +106,10 @@ def item_tool_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
     return [tool_use_block(item)] if item.get("type") == "function_call" else []
 
 
-def item_tool_results(item: dict[str, Any]) -> list[ToolResultRef]:
-    """A ``function_call_output`` item's result (the wire has no error flag)."""
-    if item.get("type") != "function_call_output":
-        return []
-    return [ToolResultRef(0, item.get("call_id"), item.get("output"))]
-
-
-def with_tool_result(item: dict[str, Any], position: int, content: Content, is_error: bool) -> dict[str, Any]:
-    """The ``function_call_output`` item saying ``content`` as text (no ``is_error`` on the wire)."""
-    return {**item, "output": result_text(content)}
+#: ``function_call_output`` items: their result is the ``output``, answering the call ``call_id``.
+_CALL_OUTPUTS = ResultItems("type", "function_call_output", "call_id", "output")
+item_tool_results = _CALL_OUTPUTS.item_tool_results
+with_tool_result = _CALL_OUTPUTS.with_tool_result
 
 
 def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:

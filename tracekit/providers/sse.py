@@ -1,5 +1,6 @@
 """Server-sent events: an incremental parser (bytes in, events out), an encoder, and the raw bytes cut at
-event boundaries (``EventSplitter``, ``split_events``: for stream faults and replay timing).
+event boundaries (``EventSplitter``: for stream faults and replay timing; ``base.split_stream`` cuts a whole
+stream).
 
 The parser follows the WHATWG event-stream rules: lines end with CRLF, LF or CR (a CR at the end of
 one chunk and an LF at the start of the next are one line break); a line starting with ``:`` is a
@@ -200,11 +201,3 @@ class EventSplitter:
         """Bytes after the last complete event."""
         return self._buffer
 
-
-def split_events(data: bytes) -> list[bytes]:
-    """A whole stream as its events (a trailing incomplete event is kept as the last item)."""
-    splitter = EventSplitter()
-    events = splitter.feed(data)
-    if splitter.rest():
-        events.append(splitter.rest())
-    return events

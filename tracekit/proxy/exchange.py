@@ -14,13 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from tracekit.intercepts import NO_FAULTS, ActiveFaults, Injection
 from tracekit.providers.base import Provider
 from tracekit.proxy import limits
 from tracekit.proxy.raw_text import text_of
-from tracekit.proxy.request import Conversation, ParsedRequest
+from tracekit.proxy.request import Conversation, ParsedRequest, parse_body
 from tracekit.proxy.sessions import Session
 from tracekit.trace.builder import message_fingerprint
 
@@ -229,7 +227,8 @@ def settle(exchange: Exchange) -> Outcome:
             error = {"type": "stream_truncated", "message": f"the stream passed {tee.passed:,} bytes on; the trace "
                      f"keeps the first {tee.kept:,} (max_kept_stream_bytes is {tee.max_kept:,})"}  # fmt: skip
     elif received.body is not None:
-        response, parse_error = _json_object(received.body)
+        parsed, parse_error = parse_body(received.body)
+        response = parsed if isinstance(parsed, dict) else None
         if response is not None:
             error = provider.response_error(response)
         else:
@@ -261,18 +260,6 @@ def settle(exchange: Exchange) -> Outcome:
     if error is None and not partial and response is not None and status < 400:
         reply = provider.response_message(response)
     return Outcome(response, reply, error, partial, _retryable(received, status), raw, parse_error, escaped)
-
-
-def _json_object(body: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    if not body:
-        return None, "empty body"
-    try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        return None, str(exc)
-    if not isinstance(parsed, dict):
-        return None, f"not a JSON object: {type(parsed).__name__}"
-    return parsed, None
 
 
 def _retryable(received: Reception, status: int) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -74,28 +74,20 @@ class _Incoming:
     t0: float
 
 
+@dataclass(eq=False)
 class OtherRoutes:
     """Forwards (record), answers (replay) and records requests to other routes."""
 
-    def __init__(
-        self,
-        upstream: UpstreamClient | None,
-        index: ReplayIndex | None,
-        registry: SessionRegistry,
-        recorder: Recorder | None,
-        redactor: Redactor,
-        timing: str = "instant",
-    ) -> None:
-        self.upstream = upstream
-        self.index = index
-        self.registry = registry
-        self.recorder = recorder
-        self.redactor = redactor
-        self.timing = timing
-        self.misses: list[str] = []
-        self.max_kept = limits.MAX_KEPT_STREAM_BYTES
-        """Bytes of an answer the trace keeps (``ProxyConfig.max_kept_stream_bytes``); marked truncated past them."""
-        self._announced: set[tuple[str, str]] = set()
+    upstream: UpstreamClient | None
+    index: ReplayIndex | None
+    registry: SessionRegistry
+    recorder: Recorder | None
+    redactor: Redactor
+    timing: str = "instant"
+    max_kept: int = limits.MAX_KEPT_STREAM_BYTES
+    """Bytes of an answer the trace keeps (``ProxyConfig.max_kept_stream_bytes``); marked truncated past them."""
+    misses: list[str] = field(default_factory=list, init=False)
+    _announced: set[tuple[str, str]] = field(default_factory=set, init=False)
 
     async def handle(self, request: web.Request, raw: bytes, headers: dict[str, str]) -> web.StreamResponse:
         """Answer one request (its body read, its headers clean and their secrets registered)."""

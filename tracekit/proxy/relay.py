@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from dataclasses import KW_ONLY, dataclass
 
 from aiohttp import web
 
@@ -31,30 +32,22 @@ from tracekit.proxy.headers import kept_response_headers
 _YIELD_EVERY = 1024 * 1024
 
 
+@dataclass(eq=False)
 class Ending:
     """What is left to send once the exchange is complete."""
 
-    def __init__(
-        self,
-        answer: Answer | None = None,
-        *,
-        response: web.StreamResponse | None = None,
-        body: bytes | None = None,
-        held: bytes | None = None,
-        rest: AsyncIterator[bytes] | None = None,
-        drop: bool = False,
-    ) -> None:
-        self.answer = answer
-        self.response = response
-        """The stream response already started (None: nothing sent yet)."""
-        self.body = body
-        """A whole body to send (JSON answers)."""
-        self.held = held
-        """The chunk holding the stream's final event, held back until the exchange is complete."""
-        self.rest = rest
-        """What follows the final event (passed on, not recorded)."""
-        self.drop = drop
-        """Close the client's connection where it stands (after ``held``), as upstream's was."""
+    answer: Answer | None = None
+    _: KW_ONLY
+    response: web.StreamResponse | None = None
+    """The stream response already started (None: nothing sent yet)."""
+    body: bytes | None = None
+    """A whole body to send (JSON answers)."""
+    held: bytes | None = None
+    """The chunk holding the stream's final event, held back until the exchange is complete."""
+    rest: AsyncIterator[bytes] | None = None
+    """What follows the final event (passed on, not recorded)."""
+    drop: bool = False
+    """Close the client's connection where it stands (after ``held``), as upstream's was."""
 
     async def finish(self, request: web.Request) -> web.StreamResponse:
         """Send what is left; a client gone by now changes nothing (the exchange is already recorded)."""

@@ -319,10 +319,10 @@ def recorded_answer(recorded: RecordedAnswer, want_stream: bool, timing: str) ->
         return json_answer(recorded.status, body, dict(headers), first_delay=delay)
     if want_stream or (recorded.sse is not None and recorded.partial):
         if recorded.sse is not None:
-            events = split_stream(provider, recorded.sse)
+            events = split_stream(provider.stream_splitter(), recorded.sse)
             offsets = recorded.offsets_ms or []
         else:
-            events = split_stream(provider, provider.render_stream(recorded.response or {}))
+            events = split_stream(provider.stream_splitter(), provider.render_stream(recorded.response or {}))
             offsets = [recorded.latency_ms or 0.0] * len(events)
         delays = _gaps(offsets, len(events)) if timed else None
         headers["content-type"] = provider.STREAM_CONTENT_TYPE

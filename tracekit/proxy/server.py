@@ -195,6 +195,19 @@ class Proxy(AnswerNotifier):
         body = self.config.redactor.redact_bytes(orjson.dumps({"sessions": sessions}))
         return web.Response(body=body, content_type="application/json")
 
+    async def _admit(
+        self, request: web.Request, provider: Provider | None
+    ) -> tuple[bytes, dict[str, str]] | web.Response:
+        """The body and the clean headers of a request now in flight (its secrets learnt), or the answer that
+        refuses it (``_read_body``)."""
+        raw = await self._read_body(request, provider)
+        if isinstance(raw, web.Response):
+            return raw
+        self._track()
+        headers = clean_headers(request.headers.items())
+        self.learn_secrets(request, headers)
+        return raw, headers
+
     async def _read_body(self, request: web.Request, provider: Provider | None) -> bytes | web.Response:
         """The request body, or the 413 to answer when it is over ``max_body_bytes`` (then nothing is read)."""
         limit = self.config.max_body_bytes
@@ -257,12 +270,10 @@ class Proxy(AnswerNotifier):
             if provider is not None and provider.NAME == RESPONSES_NAME:
                 return await ResponsesSocket(self, request, provider).serve()
             return await relay_socket(self, request)
-        raw = await self._read_body(request, None)
-        if isinstance(raw, web.Response):
-            return raw
-        self._track()
-        headers = clean_headers(request.headers.items())
-        self.learn_secrets(request, headers)
+        admitted = await self._admit(request, None)
+        if isinstance(admitted, web.Response):
+            return admitted
+        raw, headers = admitted
         await self.scrub_if_learnt()
         return await self.other_routes.handle(request, raw, headers)
 
@@ -272,12 +283,10 @@ class Proxy(AnswerNotifier):
         raw_path = request.raw_path.split("?", 1)[0]
         provider = self._by_resource[request.match_info.route.resource]
         provider = provider.for_route(raw_path) or provider  # (encoded: a model id may hold a ``%2F``)
-        raw = await self._read_body(request, provider)
-        if isinstance(raw, web.Response):
-            return raw
-        self._track()
-        headers = clean_headers(request.headers.items())
-        self.learn_secrets(request, headers)
+        admitted = await self._admit(request, provider)
+        if isinstance(admitted, web.Response):
+            return admitted
+        raw, headers = admitted
         # Forwarded as the client sent it (percent-encoding kept): a SigV4 signature covers the encoded path.
         parsed = read_request(request.path, request.query_string, headers, raw, provider, upstream_path=raw_path,
                               resolve=self.tracker.output_items.resolve)  # fmt: skip

@@ -68,9 +68,30 @@ class _SDKTurnClient(ABC, Generic[_SDK]):
             base_url=base_url, api_key=api_key, default_headers=headers, max_retries=max_retries, timeout=timeout
         )
 
+    def complete(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ModelTurn:
+        """One call of the SDK's create method (``tools`` are sent only when there are any)."""
+        request = {"model": self.model, "max_tokens": max_tokens, **self._conversation(system, messages)}
+        if tools:
+            request["tools"] = self._tools(tools)
+        return self._create(request)
+
     @abstractmethod
     def _connect(self, **options: Any) -> _SDK:
         """The SDK client made with ``options`` (the SDK is imported here, only when a client is made)."""
+
+    @abstractmethod
+    def _conversation(self, system: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """The system prompt and the messages (Anthropic form) as the create method's arguments."""
+
+    def _tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Tool definitions (Anthropic form) as the create method takes them: as they are."""
+        return tools
+
+    @abstractmethod
+    def _create(self, request: dict[str, Any]) -> ModelTurn:
+        """The turn one call of the SDK's create method with ``request`` answers."""
 
 
 class AnthropicTurnClient(_SDKTurnClient["anthropic.Anthropic"]):
@@ -81,15 +102,11 @@ class AnthropicTurnClient(_SDKTurnClient["anthropic.Anthropic"]):
 
         return anthropic.Anthropic(**options)
 
-    def complete(
-        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
-    ) -> ModelTurn:
-        """One ``messages.create`` call."""
-        extra: dict[str, Any] = {"tools": tools} if tools else {}
-        message = self.client.messages.create(
-            model=self.model, max_tokens=max_tokens, system=system, messages=messages,  # type: ignore[arg-type]
-            **extra,
-        )
+    def _conversation(self, system: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"system": system, "messages": messages}
+
+    def _create(self, request: dict[str, Any]) -> ModelTurn:
+        message = self.client.messages.create(**request)
         content = [block.model_dump(mode="json", exclude_none=True) for block in message.content]
         usage = message.usage
         return ModelTurn(
@@ -106,16 +123,14 @@ class OpenAITurnClient(_SDKTurnClient["openai.OpenAI"]):
 
         return openai.OpenAI(**options)
 
-    def complete(
-        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
-    ) -> ModelTurn:
-        """One ``chat.completions.create`` call."""
-        extra: dict[str, Any] = {"tools": openai_tools(tools)} if tools else {}
-        completion = self.client.chat.completions.create(
-            model=self.model, max_tokens=max_tokens, messages=openai_messages(system, messages),  # type: ignore[arg-type]
-            **extra,
-        )
-        raw = completion.model_dump(mode="json")
+    def _conversation(self, system: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"messages": openai_messages(system, messages)}
+
+    def _tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return openai_tools(tools)
+
+    def _create(self, request: dict[str, Any]) -> ModelTurn:
+        raw = self.client.chat.completions.create(**request).model_dump(mode="json")
         choice = raw["choices"][0] if raw.get("choices") else {"message": {}, "finish_reason": None}
         usage = raw.get("usage") or {}
         return ModelTurn(
