@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
@@ -28,7 +27,7 @@ from tracekit.trace import Trace
 
 if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
-    from tracekit.cases.loader import CaseLibrary
+    from tracekit.cases.loader import CaseLibrary, CaseSet
 
 # What only a case library needs (binding, checks, verdicts: the cases' models and YAML) is imported inside
 # the functions that use them, when they do: a run without --cases never loads it.
@@ -38,8 +37,9 @@ if TYPE_CHECKING:
 class AnalyzeSettings:
     """What to analyze traces against (picklable: it travels to worker processes)."""
 
-    cases_dir: str | None = None
-    """Case library directory (``--cases``); None: no case checks."""
+    library: CaseSet | None = None
+    """The case library (``--cases``), loaded once by the application layer (``tracekit.application``); it
+    travels with the settings, once to each worker process. None: no case checks."""
     case_id: str | None = None
     """Bind every trace to this case (``--case``) instead of the header's ``case_id``."""
     detector_options: dict[str, dict[str, Any]] | None = None
@@ -84,28 +84,23 @@ def run_name(source: str | None, model: str | None) -> str | None:
     return source or model or None
 
 
-def load_library(cases_dir: str | Path) -> CaseLibrary:
-    """The case library of ``cases_dir`` (a folder or URL), loaded once per process (``binding.load_library``)."""
-    from tracekit.analyze.binding import load_library as load  # with --cases only (see the note at the imports)
-
-    return load(cases_dir)
-
-
 def analyze_trace(
     trace: Trace,
     settings: AnalyzeSettings | None = None,
     *,
-    library: CaseLibrary | None = None,
+    library: CaseLibrary | CaseSet | None = None,
     judge: JudgeHook | None = None,
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict.
+    ``library`` (default: ``settings.library``) and ``judge`` (default: ``settings.judge``'s) override the
+    settings'.
 
     Built as the results model's objects from what the analysis made (``ResultModel.built``)."""
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
-    if library is None and settings.cases_dir is not None:
-        library = load_library(settings.cases_dir)
+    if library is None:
+        library = settings.library
     header = trace.header
     problems = [str(problem) for problem in trace.problems]
     case = binding = None

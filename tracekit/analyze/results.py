@@ -30,7 +30,7 @@ import orjson
 
 from tracekit import __version__
 from tracekit.analyze import feed
-from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
+from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, run_name
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import OTHER_ROUTES, Digest, Summary, digest
 from tracekit.constants import JUDGE_SOURCE
@@ -54,7 +54,6 @@ __all__ = [
     "analyze_trace",
     "build_results",
     "iter_outcomes",
-    "load_library",
     "run_name",
     "trace_paths",
     "write_results",
@@ -193,11 +192,7 @@ def write_results(
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
-    problems: list[str] = []
-    if settings.cases_dir is not None:
-        from tracekit.analyze.binding import library_problems  # with --cases only (see the imports)
-
-        problems = library_problems(settings.cases_dir)
+    problems = list(settings.library.left_out) if settings.library is not None else []
     kept: list[TraceResult] | None = [] if settings.keep_results else None
     first = True
     if out is not None:
@@ -266,12 +261,11 @@ _WORKER_SETTINGS: AnalyzeSettings | None = None
 
 
 def _init_worker(settings: AnalyzeSettings) -> None:
+    """Each worker process's context, given once when it starts: the settings, the case library with them."""
     global _WORKER_SETTINGS
     # A forked worker inherits the parent's SIGTERM handler (Ray's, a server's); terminate() needs the default.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER_SETTINGS = settings
-    if settings.cases_dir is not None:
-        load_library(settings.cases_dir)
 
 
 def _worker(path: str | Path) -> FileOutcome:
