@@ -22,7 +22,7 @@ from tracekit.analyze.diagnosing import diagnose_entry, policy_named, reference_
 from tracekit.analyze.judge_store import DiagnosisJudgeProvider, JudgeProvider
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.tool_side import tool_side_stats
-from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
+from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
@@ -141,7 +141,6 @@ def analyze_trace(
     if diagnosis is not None and settings.diagnosis_judge is not None:
         judgement = settings.diagnosis_judge()(trace, findings, diagnosis)
         diagnosis = diagnosis.model_copy(update={"judge": judgement})
-    stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return TraceResult.built(
         trace_id=header.trace_id,
@@ -152,8 +151,7 @@ def analyze_trace(
         run=run_name(header.source, header.model),
         group=header.group,
         repeat=header.repeat,
-        stats=TraceStats.built(llm_calls=stats.llm_calls, tool_calls=stats.tool_calls, tool_errors=stats.tool_errors,
-                               input_tokens=stats.input_tokens, output_tokens=stats.output_tokens),
+        stats=trace.stats(),
         tool_calls=ToolCallEntry.built_many([{"index": n.index, "name": n.tool, "input": n.arguments,
                                               "is_error": n.is_error, "history": n.history} for n in graph.nodes]),
         findings=[_finding_entry(finding) for finding in findings],
