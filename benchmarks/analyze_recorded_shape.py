@@ -61,6 +61,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from tracekit.analyze.results import AnalyzeSettings, analyze_trace
+    from tracekit.application import load_case_set
     from tracekit.redact import default_redactor
     from tracekit.trace import load_trace
 
@@ -68,7 +69,7 @@ def main() -> None:
         files = make_corpus(Path(tmp) / "run")
         size = sum(path.stat().st_size for path in files)
         redact = default_redactor().redact_bytes
-        with_cases = AnalyzeSettings(cases_dir=str(ROOT / "cases"))
+        with_cases = AnalyzeSettings(load_case_set(ROOT / "cases"))
 
         def parse() -> None:
             for path in files:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,9 +30,9 @@ from tracekit.errors import OptionsError, TracekitError
 from tracekit.storage import is_url, join, kind, local
 
 if TYPE_CHECKING:
-    from tracekit.cases.loader import CaseLibrary
+    from tracekit.cases.loader import CaseSet
 
-__all__ = ["Analysis", "kept_judge", "library_key"]
+__all__ = ["Analysis", "kept_judge", "library_key", "load_case_set"]
 
 
 def library_key(cases_dir: str | Path) -> str:
@@ -40,6 +40,20 @@ def library_key(cases_dir: str | Path) -> str:
     directory), or the URL as given."""
     where = local(cases_dir)
     return str(where) if is_url(where) else os.path.abspath(where)
+
+
+def load_case_set(cases_dir: str | Path) -> CaseSet:
+    """The case library of a folder or URL (``--cases``), loaded the one time a command needs it: what analysis
+    and the reports need of it, with the case files that did not load (``CaseSet.left_out``; one bad case file
+    never stops the others). ``CaseError`` with every problem when nothing loads."""
+    # The case library's code (the cases' models, YAML) is imported only when a command is given --cases.
+    from tracekit.cases.loader import collect_library
+    from tracekit.cases.yaml_source import problems_error
+
+    library, problems = collect_library(library_key(cases_dir))
+    if problems and not library.entries:
+        raise problems_error(problems)
+    return library.case_set(str(problem) for problem in problems)
 
 
 def kept_judge(
@@ -113,13 +127,19 @@ class Analysis:
     files: list[str] | Iterator[str]
     """The trace files: a list, or a stream listed as it is analyzed when a PATH is a URL."""
     settings: AnalyzeSettings
-    """What every engine analyzes the files with (the library's key, the judge, the detector options)."""
-    library: CaseLibrary | None = None
-    """The case library (``--cases``), loaded once."""
-    library_problems: list[str] = field(default_factory=list)
-    """Case files left out of the library (``file:line: what``)."""
+    """What every engine analyzes the files with (the case library, the judge, the detector options)."""
     judge_note: str = ""
     """Where the judge's verdicts come from, or why there are none (empty without a library)."""
+
+    @property
+    def library(self) -> CaseSet | None:
+        """The case library (``--cases``), loaded once; the settings carry it to every engine."""
+        return self.settings.library
+
+    @property
+    def library_problems(self) -> list[str]:
+        """Case files left out of the library (``file:line: what``)."""
+        return list(self.library.left_out) if self.library is not None else []
 
     @classmethod
     def build(
@@ -127,6 +147,7 @@ class Analysis:
         paths: Sequence[str | Path],
         *,
         cases_dir: str | Path | None = None,
+        library: CaseSet | None = None,
         case_id: str | None = None,
         results_dir: str | Path | None = None,
         detector_options: Sequence[str] = (),
@@ -138,29 +159,28 @@ class Analysis:
         judge: bool = True,
         diagnose_model: str | None = None,
     ) -> Analysis:
-        """Decode the options once. ``results_dir``: the results file's folder (``trace_file`` is relative
-        to it). ``judge=False``: no judge (judged cases pending). ``OptionsError`` for what the options get
-        wrong (a PATH that is not there, an unknown case, a library of which nothing loads).
-        ``diagnose_model``: the judge over the evidence of failed traces (``diagnosis_judge``)."""
+        """Decode the options once. ``cases_dir``: the case library to load (``load_case_set``); ``library``:
+        one already loaded instead (a command that analyzes several folders against it). ``results_dir``: the
+        results file's folder (``trace_file`` is relative to it). ``judge=False``: no judge (judged cases
+        pending). ``OptionsError`` for what the options get wrong (a PATH that is not there, an unknown case, a
+        library of which nothing loads). ``diagnose_model``: the judge over the evidence of failed traces
+        (``diagnosis_judge``)."""
         given = tuple(os.fspath(local(path)) for path in paths)
         try:
             options = resolve_detector_options(config_path, tuple(detector_options), detector_preset)
             streamed = any(is_url(path) for path in given)
             files: list[str] | Iterator[str] = iter_trace_paths(given) if streamed else trace_paths(given)
-            library: CaseLibrary | None = None
-            problems: list[str] = []
-            key: str | None = None
-            if cases_dir is not None:
-                key = library_key(cases_dir)
-                library, problems = _load_library(key)
-                if case_id is not None and case_id not in library.cases:
+            if library is None and cases_dir is not None:
+                library = load_case_set(cases_dir)
+            if case_id is not None:
+                if library is None:
+                    raise OptionsError("--case needs --cases DIR (the library the case comes from)")
+                if case_id not in library.cases:
                     raise OptionsError(f"--case {case_id}: no such case in {cases_dir}")
-            elif case_id is not None:
-                raise OptionsError("--case needs --cases DIR (the library the case comes from)")
             named = frozenset(path for path in given if kind(path) != "directory")
         except TracekitError as exc:
             raise OptionsError(str(exc)) from exc
-        settings = AnalyzeSettings(key, case_id, options, named_files=named,
+        settings = AnalyzeSettings(library, case_id, options, named_files=named,
                                    sources=SourceNames.of(given, results_dir))  # fmt: skip
         note = ""
         if library is not None and judge:
@@ -170,16 +190,9 @@ class Analysis:
             diagnoser, diagnose_note = diagnosis_judge(given, judge_store, diagnose_model, judge_offline)
             settings = replace(settings, diagnosis_judge=diagnoser)
             note = f"{note}\n{diagnose_note}" if note else diagnose_note
-        return cls(given, files, settings, library, problems, note)
+        return cls(given, files, settings, note)
 
     def keeping(self, **changes: Any) -> Analysis:
         """The same analysis with ``AnalyzeSettings`` fields changed (``keep_results=True`` for reports)."""
         return replace(self, settings=replace(self.settings, **changes))
 
-
-def _load_library(key: str) -> tuple[CaseLibrary, list[str]]:
-    """The library and its problems, through the per-process cache the analysis workers share (so that the
-    library this process loads is the one its entries are bound against)."""
-    from tracekit.analyze.binding import library_problems, load_library  # the case library's code: with --cases
-
-    return load_library(key), library_problems(key)

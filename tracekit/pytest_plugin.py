@@ -34,6 +34,7 @@ from tracekit.errors import CaseVerdictFailed, TracekitError
 # other test runs do not pay for importing the analysis.
 
 if TYPE_CHECKING:
+    from tracekit.cases.loader import CaseSet
     from tracekit.cases.model import Case
     from tracekit.report.runs import Run
 
@@ -62,7 +63,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         library = load_cases(cases_dir)
     except TracekitError as exc:
         raise pytest.UsageError(f"--tracekit-cases {cases_dir}: {exc}") from exc
-    recorded = RecordedVerdicts(Path(cases_dir), Path(recordings))
+    recorded = RecordedVerdicts(library.case_set(), Path(recordings))
     fail_on = config.getoption("tracekit_fail_on")
     files: dict[Path, CaseFile] = {}
     for entry in sorted(library.entries, key=lambda e: e.case.id):
@@ -78,8 +79,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 class RecordedVerdicts:
     """The analysis of every recording against the case library, done once, on first use."""
 
-    def __init__(self, cases_dir: Path, recordings: Path) -> None:
-        self.cases_dir = cases_dir
+    def __init__(self, library: CaseSet, recordings: Path) -> None:
+        self.library = library
+        """The case library the items were collected from, loaded once: the analysis binds against it."""
         self.recordings = recordings
         self.problems: list[str] = []
         """Files that could not be analyzed and unreadable lines, as the analyze JSON lists them."""
@@ -97,7 +99,7 @@ class RecordedVerdicts:
         from tracekit.report.runs import runs_from_results, sort_runs
 
         try:
-            analysis = Analysis.build([self.recordings], cases_dir=self.cases_dir)
+            analysis = Analysis.build([self.recordings], library=self.library)
         except TracekitError as exc:
             raise pytest.UsageError(f"--tracekit-recordings {self.recordings}: {exc}") from exc
         results = build_results(analysis.files, analysis.settings)

@@ -15,6 +15,7 @@ from tracekit.analyze.entry import AnalyzeSettings, analyze_trace
 from tracekit.analyze.results import analyze_file, build_results, trace_paths
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.summary import digest
+from tracekit.application import load_case_set
 from tracekit.results.base import JSON_OPTIONS
 from tracekit.results.model import Results, TraceResult
 from tracekit.trace import Trace, load_trace
@@ -67,7 +68,7 @@ def test_guard_records_and_a_trace_without_a_file(tmp_path: Path) -> None:
 
 def test_aliases_left_out_fields_and_undeclared_keys_are_written_as_model_dump_writes_them() -> None:
     flawed = ROOT / "recordings" / "flawed"
-    settings = AnalyzeSettings(cases_dir=str(ROOT / "cases"), sources=SourceNames.of([str(flawed)]))
+    settings = AnalyzeSettings(load_case_set(ROOT / "cases"), sources=SourceNames.of([str(flawed)]))
     built = build_results(trace_paths([str(flawed)]), settings)
     results = Results.model_validate({**built.to_plain(), "future_key": {"kept": ["as", "written"]}})
     data = results.to_json_bytes(indent=True)

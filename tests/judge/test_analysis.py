@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from judge_support import CASES, RULES_MODEL, answer, case, run_trace, scripted_rule, tool_turn
 
-from tracekit.analyze.results import AnalyzeSettings, analyze_trace, load_library
+from tracekit.analyze.results import AnalyzeSettings, analyze_trace
+from tracekit.application import load_case_set
 from tracekit.judge import TEMPLATE_VERSION, JudgeConfig, rule_judge
 from tracekit.judge.analysis import judge_hook
 from tracekit.testing import FakeUpstream, text_reply
@@ -19,8 +20,7 @@ LISTINGS = '{"total": 1, "listings": [{"listing_id": "bj_ch_001", "bedrooms": 3,
 
 
 def analyze(trace: Trace, config: JudgeConfig) -> dict[str, Any]:
-    settings = AnalyzeSettings(cases_dir=str(CASES))
-    entry = analyze_trace(trace, settings, library=load_library(str(CASES)), judge=judge_hook(config))
+    entry = analyze_trace(trace, AnalyzeSettings(load_case_set(CASES)), judge=judge_hook(config))
     verdict: dict[str, Any] = entry["verdict"]
     return verdict
 
@@ -92,7 +92,7 @@ def test_analyzing_twice_calls_the_judge_only_the_first_time_with_equal_results(
     run_trace(traces, case("B2-TS-01"), [answer("好的。")], "auto-only")
     files = sorted(traces.glob("*.jsonl"))
     config = JudgeConfig(model=RULES_MODEL, store=tmp_path / "store", base_url=upstream.url)
-    settings = AnalyzeSettings(cases_dir=str(CASES), judge=partial(judge_hook, config))  # a picklable provider
+    settings = AnalyzeSettings(load_case_set(CASES), judge=partial(judge_hook, config))  # a picklable provider
 
     def verdicts() -> list[Any]:
         close_judges()  # a new run: nothing remembered but the store

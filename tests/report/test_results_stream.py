@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tracekit.application import load_case_set
 from tracekit.cli.main import cli
 from tracekit.diff import Pair, diff_results
 from tracekit.diff.latency import latency_reader
@@ -82,7 +83,7 @@ def test_a_bad_entry_is_named_as_a_whole_file_read_names_it(analyzed: dict[str, 
 
 def test_reports_from_the_file_are_the_reports_from_memory(analyzed: dict[str, Path], tmp_path: Path) -> None:
     results = analyzed["flawed"]
-    common = {"cases": ROOT / "cases", "results_dir": results.parent, "results_name": results.name,
+    common = {"cases": load_case_set(ROOT / "cases"), "results_dir": results.parent, "results_name": results.name,
               "baseline": analyzed["reference"]}  # fmt: skip
     streamed = write_reports(results, tmp_path / "a", tmp_path / "a.md", tmp_path / "a.xml", **common)
     held = write_reports(read_results_file(results), tmp_path / "b", tmp_path / "b.md", tmp_path / "b.xml", **common)

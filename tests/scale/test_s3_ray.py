@@ -110,9 +110,10 @@ def test_the_summary_is_the_same_whatever_the_partitioning(local_ray: object) ->
     from tracekit.analyze.engine_ray import RayEngine
     from tracekit.analyze.results import AnalyzeSettings, write_results
     from tracekit.analyze.sources import SourceNames, trace_paths
+    from tracekit.application import load_case_set
 
     files = trace_paths([str(RECORDINGS / "flawed")])
-    settings = AnalyzeSettings(cases_dir=str(CASES), sources=SourceNames.of([str(RECORDINGS / "flawed")]))
+    settings = AnalyzeSettings(load_case_set(CASES), sources=SourceNames.of([str(RECORDINGS / "flawed")]))
     documents = []
     for engine in (None, RayEngine(batch_size=7), RayEngine(batch_size=1000)):
         sink = _Sink()

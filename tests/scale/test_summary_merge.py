@@ -11,12 +11,13 @@ from scale_support import CASES, RECORDINGS
 from tracekit.analyze.results import AnalyzeSettings, analyze_file
 from tracekit.analyze.sources import SourceNames, trace_paths
 from tracekit.analyze.summary import Summary
+from tracekit.application import load_case_set
 
 
 @pytest.fixture(scope="module")
 def outcomes() -> list:
     files = trace_paths([str(RECORDINGS)])
-    settings = AnalyzeSettings(cases_dir=str(CASES), sources=SourceNames.of([str(RECORDINGS)]))
+    settings = AnalyzeSettings(load_case_set(CASES), sources=SourceNames.of([str(RECORDINGS)]))
     return [analyze_file(path, settings) for path in files]
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from tracekit.analyze import analyze_trace
-from tracekit.analyze.results import load_library
+from tracekit.application import load_case_set
 from tracekit.judge import JudgeConfig, judge_hook
 from tracekit.trace import FORMAT_VERSION, load_trace
 from tracekit.trace.mirror import MIRRORS, read_mirrored
@@ -132,7 +132,7 @@ def test_format_zero_files_are_not_read_as_mirrors(tmp_path: Path) -> None:
 
 def test_analysis_of_the_recordings_is_the_same_on_mirrors() -> None:
     """Every check, score, attribution and judge verdict (kept ones, offline) comes out the same."""
-    library = load_library(str(ROOT / "cases"))
+    library = load_case_set(ROOT / "cases")
     judge = judge_hook(JudgeConfig(model=None, store=ROOT / "recordings" / "judge", offline=True))
     files = sorted((ROOT / "recordings").glob("[rf]*/*.jsonl"))[::7]
     assert len(files) > 30

@@ -13,7 +13,6 @@ says which one and how; a call the agent made is never silently taken as history
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,41 +20,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze import tokens
-from tracekit.cases.loader import CaseLibrary, collect_library
-from tracekit.cases.yaml_source import problems_error
 from tracekit.trace.canonical import canonical_json
 from tracekit.trace.view import content_text
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tracekit.analyze.graph import CallGraph, CallNode
     from tracekit.cases import Case, Catalog
     from tracekit.trace import Trace
-
-
-_LIBRARIES: dict[str, tuple[CaseLibrary, list[str]]] = {}
-
-
-def load_library(cases_dir: str | Path) -> CaseLibrary:
-    """The case library of a directory or URL, loaded once per process (the reports show the same cases).
-
-    A case file that does not load is left out and named by ``library_problems`` (file, line, field), so one
-    bad case file never stops the analysis of the others; a library of which nothing loads raises
-    ``CaseError`` with every problem."""
-    key = os.fspath(cases_dir)
-    if key not in _LIBRARIES:
-        library, problems = collect_library(key)
-        if problems and not library.entries:
-            raise problems_error(problems)
-        _LIBRARIES[key] = library, [str(problem) for problem in problems]
-    return _LIBRARIES[key][0]
-
-
-def library_problems(cases_dir: str | Path) -> list[str]:
-    """What could not be loaded of the library ``load_library`` gives for ``cases_dir`` (``file:line: what``)."""
-    load_library(cases_dir)
-    return list(_LIBRARIES[os.fspath(cases_dir)][1])
 
 
 def history_length(case: Case) -> int:

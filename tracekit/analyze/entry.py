@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit.analyze.detectors import Finding, detect, resolve_options
@@ -23,12 +22,12 @@ from tracekit.analyze.diagnosing import diagnose_entry, policy_named, reference_
 from tracekit.analyze.judge_store import DiagnosisJudgeProvider, JudgeProvider
 from tracekit.analyze.sources import SourceNames
 from tracekit.analyze.tool_side import tool_side_stats
-from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult, TraceStats
+from tracekit.results.model import FindingEntry, GuardEntry, ToolCallEntry, TraceResult
 from tracekit.trace import Trace
 
 if TYPE_CHECKING:
     from tracekit.analyze.verdict import JudgeHook
-    from tracekit.cases.loader import CaseLibrary
+    from tracekit.cases.loader import CaseLibrary, CaseSet
 
 # What only a case library needs (binding, checks, verdicts: the cases' models and YAML) is imported inside
 # the functions that use them, when they do: a run without --cases never loads it.
@@ -38,8 +37,9 @@ if TYPE_CHECKING:
 class AnalyzeSettings:
     """What to analyze traces against (picklable: it travels to worker processes)."""
 
-    cases_dir: str | None = None
-    """Case library directory (``--cases``); None: no case checks."""
+    library: CaseSet | None = None
+    """The case library (``--cases``), loaded once by the application layer (``tracekit.application``); it
+    travels with the settings, once to each worker process. None: no case checks."""
     case_id: str | None = None
     """Bind every trace to this case (``--case``) instead of the header's ``case_id``."""
     detector_options: dict[str, dict[str, Any]] | None = None
@@ -84,28 +84,23 @@ def run_name(source: str | None, model: str | None) -> str | None:
     return source or model or None
 
 
-def load_library(cases_dir: str | Path) -> CaseLibrary:
-    """The case library of ``cases_dir`` (a folder or URL), loaded once per process (``binding.load_library``)."""
-    from tracekit.analyze.binding import load_library as load  # with --cases only (see the note at the imports)
-
-    return load(cases_dir)
-
-
 def analyze_trace(
     trace: Trace,
     settings: AnalyzeSettings | None = None,
     *,
-    library: CaseLibrary | None = None,
+    library: CaseLibrary | CaseSet | None = None,
     judge: JudgeHook | None = None,
 ) -> TraceResult:
     """The ``traces[]`` entry of one trace: stats, calls, findings and (when bound to a case) the verdict.
+    ``library`` (default: ``settings.library``) and ``judge`` (default: ``settings.judge``'s) override the
+    settings'.
 
     Built as the results model's objects from what the analysis made (``ResultModel.built``)."""
     settings = settings or _DEFAULT_SETTINGS
     if judge is None and settings.judge is not None:
         judge = settings.judge()
-    if library is None and settings.cases_dir is not None:
-        library = load_library(settings.cases_dir)
+    if library is None:
+        library = settings.library
     header = trace.header
     problems = [str(problem) for problem in trace.problems]
     case = binding = None
@@ -146,7 +141,6 @@ def analyze_trace(
     if diagnosis is not None and settings.diagnosis_judge is not None:
         judgement = settings.diagnosis_judge()(trace, findings, diagnosis)
         diagnosis = diagnosis.model_copy(update={"judge": judgement})
-    stats = trace.stats()
     path = os.fspath(trace.path) if trace.path is not None else None
     return TraceResult.built(
         trace_id=header.trace_id,
@@ -157,8 +151,7 @@ def analyze_trace(
         run=run_name(header.source, header.model),
         group=header.group,
         repeat=header.repeat,
-        stats=TraceStats.built(llm_calls=stats.llm_calls, tool_calls=stats.tool_calls, tool_errors=stats.tool_errors,
-                               input_tokens=stats.input_tokens, output_tokens=stats.output_tokens),
+        stats=trace.stats(),
         tool_calls=ToolCallEntry.built_many([{"index": n.index, "name": n.tool, "input": n.arguments,
                                               "is_error": n.is_error, "history": n.history} for n in graph.nodes]),
         findings=[_finding_entry(finding) for finding in findings],

@@ -9,14 +9,14 @@ pytest plugin, ``tracekit run``) hands it a ``JudgeProvider``: a picklable calla
 
     store = find_judge_store(["recordings"])               # recordings/judge, wherever tracekit runs
     provider = partial(judge_hook, JudgeConfig(model=None, store=store, offline=True))
-    settings = AnalyzeSettings(cases_dir="cases", judge=provider)
+    settings = AnalyzeSettings(library=load_cases("cases").case_set(), judge=provider)
 
 A test can hand a plain function instead::
 
     def always_pass(run, checks):
         return [Check("judge", "pass", "looks right")]
 
-    settings = AnalyzeSettings(cases_dir="cases", judge=lambda: always_pass)   # serial analysis only
+    settings = AnalyzeSettings(library=library, judge=lambda: always_pass)   # serial analysis only
 
 Kept verdicts are found from the recordings, never from the working directory: ``find_judge_store`` looks
 for a ``judge/`` folder in each PATH argument (a file's own folder) and then in the folders above it, and

@@ -30,7 +30,7 @@ import orjson
 
 from tracekit import __version__
 from tracekit.analyze import feed
-from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, load_library, run_name
+from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, run_name
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import OTHER_ROUTES, Digest, Summary, digest
 from tracekit.constants import JUDGE_SOURCE
@@ -54,7 +54,6 @@ __all__ = [
     "analyze_trace",
     "build_results",
     "iter_outcomes",
-    "load_library",
     "run_name",
     "trace_paths",
     "write_results",
@@ -69,27 +68,35 @@ class FileOutcome:
     path: str | Path
     entry: bytes | None = None
     small: Digest | None = None
+    result: TraceResult | None = None
+    """The entry as a model (with ``AnalyzeSettings.keep_results``)."""
     problems: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the file could not be analyzed, starting with its name."""
     skipped: str | None = None
     """Why the file was left out of ``traces[]`` (a kept judge exchange), when it was."""
-    result: TraceResult | None = None
-    """The entry as a model (with ``AnalyzeSettings.keep_results``)."""
 
 
 @dataclass
 class RunOutcome:
-    """What a whole run produced: the summary, and what the exit status depends on."""
+    """What a whole run produced: the summary (the exit status depends on its verdicts and unreadable files)
+    and every problem."""
 
     summary: ResultsSummary
-    results: dict[str, int]
-    """Verdict counts by result."""
-    unreadable_files: int
     problems: list[str] = field(default_factory=list)
     """Every problem, as listed in the JSON."""
     traces: list[TraceResult] | None = None
     """Every entry as a model (with ``AnalyzeSettings.keep_results``)."""
+
+    @property
+    def results(self) -> dict[str, int]:
+        """Verdict counts by result."""
+        return {result: self.summary.verdicts.count(result) for result in ("pass", "acceptable", "fail", "pending")}
+
+    @property
+    def unreadable_files(self) -> int:
+        """Files that could not be analyzed at all."""
+        return self.summary.unreadable_files
 
     def document(self) -> Results:
         """The whole results document in memory (needs ``keep_results``)."""
@@ -148,7 +155,7 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
         return FileOutcome(path, error=_named(path, str(exc)))
     except Exception as exc:  # one malformed trace never stops the folder: report it with its name
         return FileOutcome(path, error=f"{path}: cannot be analyzed ({_describe(exc)}); the other files were")
-    return FileOutcome(path, data, small, result.problems, result=result if settings.keep_results else None)
+    return FileOutcome(path, data, small, result if settings.keep_results else None, result.problems)
 
 
 def iter_outcomes(files: Iterable[str | Path], settings: AnalyzeSettings, jobs: int = 1) -> Iterator[FileOutcome]:
@@ -193,11 +200,7 @@ def write_results(
     settings = settings or AnalyzeSettings()
     redact = default_redactor().redact_bytes
     summary = Summary()
-    problems: list[str] = []
-    if settings.cases_dir is not None:
-        from tracekit.analyze.binding import library_problems  # with --cases only (see the imports)
-
-        problems = library_problems(settings.cases_dir)
+    problems = list(settings.library.left_out) if settings.library is not None else []
     kept: list[TraceResult] | None = [] if settings.keep_results else None
     first = True
     if out is not None:
@@ -221,7 +224,7 @@ def write_results(
     if out is not None:
         tail = b'\n],"problems":' + orjson.dumps(problems) + b',"summary":'
         out.write(redact(tail + built.to_json_bytes(indent=True) + b"}\n"))
-    return RunOutcome(built, dict(summary.verdicts), summary.unreadable_files, problems, kept)
+    return RunOutcome(built, problems, kept)
 
 
 def _outcomes(
@@ -266,12 +269,11 @@ _WORKER_SETTINGS: AnalyzeSettings | None = None
 
 
 def _init_worker(settings: AnalyzeSettings) -> None:
+    """Each worker process's context, given once when it starts: the settings, the case library with them."""
     global _WORKER_SETTINGS
     # A forked worker inherits the parent's SIGTERM handler (Ray's, a server's); terminate() needs the default.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER_SETTINGS = settings
-    if settings.cases_dir is not None:
-        load_library(settings.cases_dir)
 
 
 def _worker(path: str | Path) -> FileOutcome:

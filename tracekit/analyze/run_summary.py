@@ -8,15 +8,17 @@ pass^k and the pairing are ``tracekit.analyze.reliability``'s, with its one rule
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracekit.analyze.reliability import paired_groups, reliability_summary
 from tracekit.analyze.results import AnalyzeSettings, analyze_file
 from tracekit.analyze.sources import SourceNames
+
+if TYPE_CHECKING:
+    from tracekit.cases.loader import CaseLibrary
 
 
 class PlannedTrial(Protocol):
@@ -29,15 +31,15 @@ class PlannedTrial(Protocol):
 
 
 def trial_verdicts(
-    jobs: Iterable[PlannedTrial], out_dir: Path, library: Any, judge: Any = None
+    jobs: Iterable[PlannedTrial], out_dir: Path, library: CaseLibrary, judge: Any = None
 ) -> list[dict[str, Any]]:
     """One entry per job whose trace exists: case, group, repeat, trace file, verdict (None when the trace
     could not be analyzed: ``error`` says why) and the failed checks.
 
     ``library`` is the ``CaseLibrary`` the run used; ``judge`` a ``judge_store.JudgeProvider`` for cases
     scored by the judge (None: they stay pending, as in an analysis without kept verdicts)."""
-    settings = AnalyzeSettings(cases_dir=os.path.abspath(library.root), judge=judge,
-                               sources=SourceNames.of([out_dir]), keep_results=True)  # fmt: skip
+    settings = AnalyzeSettings(library=library.case_set(), judge=judge, sources=SourceNames.of([out_dir]),
+                               keep_results=True)  # fmt: skip
     trials: list[dict[str, Any]] = []
     for job in jobs:
         path = Path(out_dir) / job.file_name

@@ -32,7 +32,7 @@ from tracekit.cases.injections import (
     ToolMock,
 )
 from tracekit.cases.lint import lint_library
-from tracekit.cases.loader import CaseEntry, CaseLibrary, case_files, collect_library, load_case, load_cases
+from tracekit.cases.loader import CaseEntry, CaseLibrary, CaseSet, case_files, collect_library, load_case, load_cases
 from tracekit.cases.matchers import MATCHER_NAMES, ArgMatcher, ExpectedCall, NamedExtension, NumberRange, OutputRef
 from tracekit.cases.model import Case
 from tracekit.cases.scoring import Bound, Criteria, Judge, Scoring, SkillGroup, Skills, Tiers, ToolTiers
@@ -52,6 +52,7 @@ __all__ = [
     "CaseEntry",
     "CaseInput",
     "CaseLibrary",
+    "CaseSet",
     "Catalog",
     "Context",
     "Criteria",

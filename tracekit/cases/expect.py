@@ -3,7 +3,7 @@ recovery and the final answer."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -12,6 +12,11 @@ from tracekit.cases.matchers import ExpectedCall, NamedExtension
 from tracekit.cases.scoring import Bound, Tiers, ToolTiers
 
 OrderMode = Literal["strict", "in-order", "any-order", "subset", "superset", "unordered"]
+
+
+def _optional(description: str) -> Any:
+    """A check the case may leave out: None unless given."""
+    return Field(default=None, description=description)
 
 
 class CallOrder(StrictModel):
@@ -68,7 +73,7 @@ class Recovery(StrictModel):
     """
 
     expected: bool = Field(default=True, description="Whether a recovery is expected.")
-    failing_tool: str | None = Field(default=None, description="The tool whose failure is injected.")
+    failing_tool: str | None = _optional("The tool whose failure is injected.")
     accept: list[RecoveryMode] = Field(
         default_factory=_default_recovery_modes,
         description="What counts as recovering: retry, fallback, ask_user, explain.",
@@ -81,10 +86,8 @@ class AnswerCheck(StrictModel):
     contains_all: list[str] = Field(default_factory=list, description="Every string must appear.")
     contains_any: list[str] = Field(default_factory=list, description="At least one must appear.")
     not_contains: list[str] = Field(default_factory=list, description="None may appear.")
-    regex: str | None = Field(default=None, description="A regular expression that must match.")
-    not_regex: str | None = Field(
-        default=None, description="A regular expression that must not match (e.g. a made-up flight number)."
-    )
+    regex: str | None = _optional("A regular expression that must match.")
+    not_regex: str | None = _optional("A regular expression that must not match (e.g. a made-up flight number).")
 
 
 class EfficiencyScore(StrictModel):
@@ -96,7 +99,7 @@ class EfficiencyScore(StrictModel):
     optimal_steps: int = Field(ge=1, description="The seed's optimal number of steps (理论最优).")
     optimal_tokens: int = Field(ge=1, description="The seed's optimal answer length in tokens (理论最优).")
     pass_: Bound = Field(alias="pass", description="Scores that pass (e.g. min 80).")
-    acceptable: Bound | None = Field(default=None, description="Scores that are acceptable (e.g. min 60).")
+    acceptable: Bound | None = _optional("Scores that are acceptable (e.g. min 60).")
 
     @property
     def tiers(self) -> Tiers:
@@ -125,45 +128,43 @@ class Expect(StrictModel):
     forbidden_calls: list[ExpectedCall] = Field(
         default_factory=list, description="Calls (tool + matching args) the agent must not make."
     )
-    no_tool_call: bool | None = Field(default=None, description="true: the right answer calls no tool.")
-    ask_user: bool | None = Field(
-        default=None,
-        description="true: the agent should ask the user (instead of calling with assumed values); "
-        "false: it must act without asking for what it already has.",
+    no_tool_call: bool | None = _optional("true: the right answer calls no tool.")
+    ask_user: bool | None = _optional(
+        "true: the agent should ask the user (instead of calling with assumed values); "
+        "false: it must act without asking for what it already has."
     )
-    order: CallOrder | None = Field(default=None, description="Order requirement over the calls.")
+    order: CallOrder | None = _optional("Order requirement over the calls.")
     data_flow: list[DataFlow] = Field(default_factory=list, description="Values passed between calls.")
     parallel: list[list[str]] = Field(
         default_factory=list,
         description="Groups of independent tools that may be issued in one assistant turn (scored only "
         "as a performance note when the framework supports parallel calls).",
     )
-    no_repeated_calls: bool | None = Field(
-        default=None, description="true: no call may repeat an earlier successful call's tool and arguments."
+    no_repeated_calls: bool | None = _optional(
+        "true: no call may repeat an earlier successful call's tool and arguments."
     )
-    call_count: Tiers | None = Field(default=None, description="Tiers of the number of tool calls.")
+    call_count: Tiers | None = _optional("Tiers of the number of tool calls.")
     tool_counts: dict[str, Tiers] = Field(
         default_factory=dict, description="Tiers of the number of calls of individual tools."
     )
-    output_tokens: Tiers | None = Field(default=None, description="Tiers of the final answer's tokens.")
-    retries: Tiers | None = Field(default=None, description="Tiers of retries of a failing call.")
-    asks: Tiers | None = Field(default=None, description="Tiers of questions asked to the user.")
-    loop_repeats: Tiers | None = Field(default=None, description="Tiers of repetitions of a call cycle.")
-    attempts: Tiers | None = Field(default=None, description="Tiers of distinct strategies tried.")
+    output_tokens: Tiers | None = _optional("Tiers of the final answer's tokens.")
+    retries: Tiers | None = _optional("Tiers of retries of a failing call.")
+    asks: Tiers | None = _optional("Tiers of questions asked to the user.")
+    loop_repeats: Tiers | None = _optional("Tiers of repetitions of a call cycle.")
+    attempts: Tiers | None = _optional("Tiers of distinct strategies tried.")
     max_retries: int | None = Field(default=None, ge=0, description="Retries of one failing call allowed.")
-    tool_tiers: ToolTiers | None = Field(default=None, description="Seed 003 selection tiers.")
+    tool_tiers: ToolTiers | None = _optional("Seed 003 selection tiers.")
     minimal_calls: int | None = Field(
         default=None, ge=0, description="Theoretical optimum number of calls (efficiency = optimum / actual)."
     )
-    recovery: Recovery | None = Field(default=None, description="Failure recovery is scored.")
-    answer: AnswerCheck | None = Field(default=None, description="Checks on the final answer text.")
-    efficiency_score: EfficiencyScore | None = Field(
-        default=None, description="Seed 001's efficiency score formula and its tiers (the formula decides)."
+    recovery: Recovery | None = _optional("Failure recovery is scored.")
+    answer: AnswerCheck | None = _optional("Checks on the final answer text.")
+    efficiency_score: EfficiencyScore | None = _optional(
+        "Seed 001's efficiency score formula and its tiers (the formula decides)."
     )
-    calls_after_failure: Tiers | None = Field(
-        default=None,
-        description="Tiers of the calls of a tool made after that tool had returned an error in this trace "
-        "(\"继续调用已知失败的工具\").",
+    calls_after_failure: Tiers | None = _optional(
+        "Tiers of the calls of a tool made after that tool had returned an error in this trace "
+        "(\"继续调用已知失败的工具\")."
     )
     checks: list[NamedExtension] = Field(
         default_factory=list,
@@ -172,14 +173,12 @@ class Expect(StrictModel):
     either: list[Branch] = Field(
         default_factory=list, description="Branches of a Pass line 'A 或 B': the check passes when one branch holds."
     )
-    for_pass: Expect | None = Field(
-        default=None,
-        description="Checks the seed's Pass line asks for but its Fail line does not: a failing one makes the "
-        "verdict acceptable, not fail.",
+    for_pass: Expect | None = _optional(
+        "Checks the seed's Pass line asks for but its Fail line does not: a failing one makes the "
+        "verdict acceptable, not fail."
     )
-    advisory: Expect | None = Field(
-        default=None,
-        description="NOT SEED TEXT: constraints the seed does not state, reported as advisory notes, never deciding.",
+    advisory: Expect | None = _optional(
+        "NOT SEED TEXT: constraints the seed does not state, reported as advisory notes, never deciding."
     )
 
 

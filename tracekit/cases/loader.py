@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +88,22 @@ class CaseLibrary:
     def source(self, case_id: str) -> Path:
         """The file the case was loaded from."""
         return next(entry.path for entry in self.entries if entry.case.id == case_id)
+
+    def case_set(self, left_out: Iterable[str] = ()) -> CaseSet:
+        """What analysis needs of this library (``CaseSet``); ``left_out``: the case files that did not load."""
+        return CaseSet(self.cases, self.catalog, tuple(left_out))
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """What analysis needs of a case library: the cases by id and the tool catalog, and the case files that
+    did not load (``file:line: what``). Loaded once by the application layer, it travels with the analysis
+    settings to every worker process; it leaves out the parsed YAML documents a ``CaseLibrary`` keeps for line
+    numbers, which are most of a library's pickled size."""
+
+    cases: Mapping[str, Case]
+    catalog: Catalog
+    left_out: tuple[str, ...] = ()
 
 
 def nearest_ids(wanted: str, ids: Iterable[str], count: int = 5) -> list[str]:

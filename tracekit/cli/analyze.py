@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tracekit.analyze.results import AnalyzeSettings, Engine, FileOutcome, RunOutcome
-    from tracekit.cases.loader import CaseLibrary
+    from tracekit.cases.loader import CaseSet
 
 # The tracekit modules a command needs are imported inside it, on purpose: that keeps `tracekit --help`
 # and the start-up of every other command fast.
@@ -368,7 +368,7 @@ def _write_reports(
     html_single: Path | None,
     markdown_path: Path | None,
     junit_path: Path | None,
-    library: CaseLibrary | None,
+    library: CaseSet | None,
     fail_on: str,
 ) -> None:
     """The reports, from the results JSON at ``results`` (read entry by entry; ``trace_file`` is relative to

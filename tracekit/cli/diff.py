@@ -16,6 +16,7 @@ from tracekit.errors import OptionsError, TracekitError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from tracekit.cases.loader import CaseSet
     from tracekit.diff.pairs import Pair, SideKey
     from tracekit.results.model import TraceResult
     from tracekit.results.stream import StoredResults
@@ -60,15 +61,31 @@ def diff(base: str, new: str, cases_dir: str | None, json_out: str | None, markd
     output_file("--markdown", markdown)
     output_folder("--html", html_dir)
     output_file("--html-single", html_single)
+    library = _library(cases_dir, base, new)
     with contextlib.ExitStack() as stack:
-        counts = _write_diff(stack, base, new, cases_dir, json_out, markdown, html_dir, html_single)
+        counts = _write_diff(stack, base, new, library, json_out, markdown, html_dir, html_single)
     if fail_on == "regression" and counts["regression"]:
         click.echo(f"{counts['regression']} pairs regressed (--fail-on regression)", err=True)
         sys.stdout.flush()
         sys.exit(EXIT_CHECK_FAILED)
 
 
-def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str | None, json_out: str | None,
+def _library(cases_dir: str | None, *sides: str) -> CaseSet | None:
+    """The case library, loaded once for the sides that are folders of traces (None without --cases, or when
+    both sides are results files)."""
+    from tracekit.storage import kind
+
+    if cases_dir is None or all(kind(side) != "directory" for side in sides):
+        return None
+    from tracekit.application import load_case_set
+
+    try:
+        return load_case_set(cases_dir)
+    except TracekitError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def _write_diff(stack: contextlib.ExitStack, base: str, new: str, library: CaseSet | None, json_out: str | None,
                 markdown: str | None, html_dir: str | None, html_single: str | None) -> dict[str, int]:  # fmt: skip
     """Pair the two sides from their keys, then build one pair at a time (its entries read again from each
     results file) and hand it to the JSON, the HTML pages and the Markdown: memory stays flat in the number
@@ -79,8 +96,8 @@ def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str
     from tracekit.diff.stream import write_diff_json
     from tracekit.output import atomic_output, write_text
 
-    before, base_keys, base_dir = _side(stack, base, cases_dir)
-    after, new_keys, new_dir = _side(stack, new, cases_dir)
+    before, base_keys, base_dir = _side(stack, base, library)
+    after, new_keys, new_dir = _side(stack, new, library)
     plan = plan_pairs(base_keys, new_keys)
     counts = count_changes(plan)
     click.echo(", ".join(f"{counts[name]} {name}" for name in counts))
@@ -128,7 +145,7 @@ def _write_diff(stack: contextlib.ExitStack, base: str, new: str, cases_dir: str
 
 
 def _side(stack: contextlib.ExitStack, path: str,
-          cases_dir: str | None) -> tuple[StoredResults, list[SideKey], str | None]:  # fmt: skip
+          library: CaseSet | None) -> tuple[StoredResults, list[SideKey], str | None]:  # fmt: skip
     """The results of one side (read entry by entry), each entry's key, and the folder its ``trace_file``
     entries are relative to."""
     from tracekit.diff.pairs import SideKey
@@ -142,7 +159,7 @@ def _side(stack: contextlib.ExitStack, path: str,
 
     try:
         if kind(path) == "directory":
-            spool = stack.enter_context(_analyzed(path, cases_dir))
+            spool = stack.enter_context(_analyzed(path, library))
             return stack.enter_context(StoredResults.open(spool, on_entry=keep)), keys, None
         results = stack.enter_context(StoredResults.open(path, on_entry=keep))
     except TracekitError as exc:
@@ -152,7 +169,7 @@ def _side(stack: contextlib.ExitStack, path: str,
 
 
 @contextlib.contextmanager
-def _analyzed(folder: str, cases_dir: str | None) -> Iterator[str]:
+def _analyzed(folder: str, library: CaseSet | None) -> Iterator[str]:
     """A folder of traces analyzed, as `tracekit analyze FOLDER --cases DIR` would, into a temporary results
     file (removed at the end)."""
     import tempfile
@@ -161,7 +178,7 @@ def _analyzed(folder: str, cases_dir: str | None) -> Iterator[str]:
     from tracekit.application import Analysis
 
     try:
-        analysis = Analysis.build([folder], cases_dir=cases_dir, results_dir=os.getcwd())
+        analysis = Analysis.build([folder], library=library, results_dir=os.getcwd())
     except OptionsError as exc:
         raise InputError(str(exc)) from exc
     handle, spool = tempfile.mkstemp(prefix="tracekit-diff-", suffix=".json")

@@ -42,6 +42,7 @@ def report(
     directory, then from the results file's folder). Exit status: 0 when written, 1 with --fail-on and
     a failing verdict, 2 on bad usage or unreadable input.
     """
+    from tracekit.application import load_case_set
     from tracekit.report import write_reports
 
     if all(option is None for option in (html_dir, html_single, markdown, junit, fail_on)):
@@ -55,9 +56,10 @@ def report(
     output_file("--junit", junit)
     output_file("--html-single", html_single)
     try:
+        library = load_case_set(cases_dir) if cases_dir is not None else None
         outcome = write_reports(
             results, html_dir=html_dir, markdown=markdown, junit=junit, baseline=baseline,
-            cases=cases_dir, fail_on=fail_on or "fail", html_single=html_single,
+            cases=library, fail_on=fail_on or "fail", html_single=html_single,
         )
     except TracekitError as exc:
         raise InputError(str(exc)) from exc

@@ -70,21 +70,10 @@ def _one_line(exc: Exception, path: Path) -> str:
 
 
 def render_timeline(trace: Any, limit: int) -> list[str]:
-    """The lines of the timeline (no colours, so that they can be tested and piped)."""
-    from tracekit.trace import (
-        AgentRun,
-        AssistantMessage,
-        ErrorRecord,
-        Intercept,
-        ModelCall,
-        SystemMessage,
-        ToolCall,
-        ToolResult,
-        UserMessage,
-        content_text,
-    )
+    """The lines of the timeline (no colours, so that they can be tested and piped); records are told apart by
+    their ``kind``."""
+    from tracekit.trace import content_text
     from tracekit.trace.canonical import canonical_json
-    from tracekit.trace.models import Guard
 
     header = trace.header
     bound = f"  case {header.case_id}" + (f" group {header.group}" if header.group else "") if header.case_id else ""
@@ -92,36 +81,37 @@ def render_timeline(trace: Any, limit: int) -> list[str]:
     if header.meta:
         lines.append("  meta " + _short(canonical_json(header.meta).decode(), limit))
     for record in trace.records:
-        if isinstance(record, SystemMessage):
+        kind = record.kind
+        if kind == "system_message":
             lines.append("  system  " + _short(content_text(record.content), limit))
-        elif isinstance(record, UserMessage):
+        elif kind == "user_message":
             lines.append(f"[{record.message_index}] user      " + _short(content_text(record.content), limit))
-        elif isinstance(record, AssistantMessage):
+        elif kind == "assistant_message":
             lines.extend(_assistant_lines(record.message_index, record.content, limit))
-        elif isinstance(record, ToolCall):
+        elif kind == "tool_call":
             arguments = canonical_json(record.input).decode() if not record.input_parse_error else record.input
             lines.append(f"    → #{record.index} {record.name}({_short(str(arguments), limit)})")
-        elif isinstance(record, ToolResult):
+        elif kind == "tool_result":
             mark = "✗ error " if record.is_error else ""
             injected = "⚡ injected " if record.injected else ""
             target = f"#{record.call_index}" if record.call_index is not None else "#?"
             lines.append(f"    ← {target} {injected}{mark}" + _short(content_text(record.content), limit))
-        elif isinstance(record, ModelCall) and getattr(record, "side_call", None):
+        elif kind == "model_call" and getattr(record, "side_call", None):
             from tracekit.report.timeline import side_call_answer  # (loads the providers: only for a side call)
 
             answer = side_call_answer(record)
             lines.append("  side " + _describe_model_call(record) + (" → " + _short(answer, limit) if answer else ""))
-        elif isinstance(record, ModelCall):
+        elif kind == "model_call":
             lines.append("  " + _describe_model_call(record))
-        elif isinstance(record, Intercept):
+        elif kind == "intercept":
             lines.append(f"    ⚡ {record.mode} on {record.tool or 'request'}: " + _short(str(record.injected), limit))
-        elif isinstance(record, ErrorRecord):
+        elif kind == "error":
             status = f" {record.status}" if record.status else ""
             lines.append(f"  ✗ {record.source} error{status}: " + _short(record.message, limit))
-        elif isinstance(record, Guard):
+        elif kind == "guard":
             calls = " " + ",".join(f"#{index}" for index in record.calls) if record.calls else ""
             lines.append(f"  ⛨ guard {record.action} {record.rule}{calls}: " + _short(record.message, limit))
-        elif isinstance(record, AgentRun):
+        elif kind == "agent_run":
             lines.append(f"  agent exited {record.exit_status}" + (" (timed out)" if record.timed_out else ""))
     stats = trace.stats()
     lines.append(

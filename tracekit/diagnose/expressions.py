@@ -126,17 +126,17 @@ class _Parser:
         self.at += 1
 
     def parse_or(self) -> Node:
-        left = self.parse_and()
-        while self.peek("or"):
-            self.at += 1
-            left = _either(left, self.parse_and())
-        return left
+        return self._joined("or", self.parse_and, _either)
 
     def parse_and(self) -> Node:
-        left = self.parse_not()
-        while self.peek("and"):
+        return self._joined("and", self.parse_not, _both)
+
+    def _joined(self, word: str, operand: Callable[[], Node], join: Callable[[Node, Node], Node]) -> Node:
+        """Operands separated by ``word``, joined from the left."""
+        left = operand()
+        while self.peek(word):
             self.at += 1
-            left = _both(left, self.parse_not())
+            left = join(left, operand())
         return left
 
     def parse_not(self) -> Node:

@@ -40,6 +40,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _listed(description: str) -> Any:
+    """A list field that is empty unless the policy gives it."""
+    return Field(default_factory=list, description=description)
+
+
 class Confirmation(_Strict):
     """A call of these classes needs the user's explicit confirmation since the last such call."""
 
@@ -52,10 +57,9 @@ class Confirmation(_Strict):
         default_factory=lambda: list(REQUEST_PHRASES),
         description="How the agent's proposal asks for confirmation (for a confirmed proposal left undone).",
     )
-    proposal_fields: list[str] = Field(
-        default_factory=list,
-        description="Argument names (at any depth) whose values must appear in the agent's message the user "
-        "confirmed: the write must be what was proposed.",
+    proposal_fields: list[str] = _listed(
+        "Argument names (at any depth) whose values must appear in the agent's message the user "
+        "confirmed: the write must be what was proposed."
     )
 
 
@@ -63,26 +67,23 @@ class Precondition(_Strict):
     """A tool needs an earlier successful call (with the same argument values), or a state of its result."""
 
     tool: str = Field(description="The tool (or tool class) the precondition applies to.")
-    requires: str | list[str] = Field(
-        default_factory=list,
-        description="A tool or class, or a list of them, one of which must have succeeded earlier; empty: "
-        "``holds`` is read over the call's own arguments (``args.x``).",
+    requires: str | list[str] = _listed(
+        "A tool or class, or a list of them, one of which must have succeeded earlier; empty: "
+        "``holds`` is read over the call's own arguments (``args.x``)."
     )
-    same: list[str] = Field(
-        default_factory=list,
-        description="Arguments the earlier call must have had with the same value: ``name``, or "
-        "``name=earlier_name`` when the earlier tool names it differently.",
+    same: list[str] = _listed(
+        "Arguments the earlier call must have had with the same value: ``name``, or "
+        "``name=earlier_name`` when the earlier tool names it differently."
     )
     holds: str | None = Field(
         default=None,
         description="An expression over the latest such earlier result (and ``args.*``) that must hold "
         '(docs/diagnosis.md: ``status == "pending"``, ``cabin in ["business"]``).',
     )
-    user_asked: list[str] = Field(
-        default_factory=list,
-        description="The user must have said one of these before the call (a word start, case-insensitive: "
+    user_asked: list[str] = _listed(
+        "The user must have said one of these before the call (a word start, case-insensitive: "
         "``cancel`` also matches ``cancellation``; Chinese as substrings): the agent acts on a request the user "
-        "made, not on its own initiative (``policy:user_request``).",
+        "made, not on its own initiative (``policy:user_request``)."
     )
     because: str = Field(default="", description="The policy sentence it comes from, for the message.")
 
@@ -120,10 +121,9 @@ class OpenTask(_Strict):
     """The conversation must not end with the task open."""
 
     enabled: bool = Field(default=True, description="Check how the conversation ends.")
-    end_markers: list[str] = Field(
-        default_factory=list,
-        description="Text by which the user ends the conversation (a simulated user's stop token): a last "
-        "user message holding one is not a message left unanswered.",
+    end_markers: list[str] = _listed(
+        "Text by which the user ends the conversation (a simulated user's stop token): a last "
+        "user message holding one is not a message left unanswered."
     )
 
 
@@ -132,21 +132,20 @@ class Policy(_Strict):
 
     name: str = Field(description="Short name of the policy.")
     description: str = Field(default="", description="What domain it is for.")
-    sources: list[str] = Field(default_factory=list, description="Where its rules come from (documents, URLs).")
+    sources: list[str] = _listed("Where its rules come from (documents, URLs).")
     classes: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Tool classes (read, write, transfer, authenticate, ...): class -> tool names.",
     )
     confirmation: Confirmation | None = Field(default=None, description="Writes need explicit confirmation.")
-    preconditions: list[Precondition] = Field(default_factory=list, description="What a tool needs first.")
+    preconditions: list[Precondition] = _listed("What a tool needs first.")
     final: list[str] = Field(
         default_factory=lambda: ["transfer"],
         description="Classes (or tools) after whose call nothing but an answer may follow (a transfer).",
     )
-    limits: list[CallLimit] = Field(default_factory=list, description="At most N calls of a tool.")
-    one_at_a_time: list[str] = Field(
-        default_factory=list,
-        description="Classes (or tools) whose calls must be issued one per message; ``*`` for every tool.",
+    limits: list[CallLimit] = _listed("At most N calls of a tool.")
+    one_at_a_time: list[str] = _listed(
+        "Classes (or tools) whose calls must be issued one per message; ``*`` for every tool."
     )
     open_task: OpenTask = Field(default_factory=OpenTask, description="How a conversation may end.")
     tools: dict[str, dict[str, Any]] = Field(

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tracekit.diagnose.conversation import CallStep, Conversation
-from tracekit.diagnose.violation import INVENTION, MISREAD, Violation
+from tracekit.diagnose.violation import INVENTION, MISREAD, Category, Violation
 
 if TYPE_CHECKING:
     from tracekit.trace import Trace
@@ -42,23 +42,28 @@ def talked_past_violations(conversation: Conversation, known_texts: list[str]) -
         answer = next((turn for turn in conversation.answers_after(call.result_step) if not turn.calls), None)
         if answer is None or answer.step in answered or _retried(conversation, call, answer.step):
             continue
-        if SUCCESS.search(answer.text):
+        said = _talked_past(conversation, call, answer.step, answer.text, known_texts)
+        if said is not None:
+            rule, message, category = said
             answered.add(answer.step)
-            violations.append(Violation(
-                "error_talked_past", "talked_past:success", answer.step, None,
-                f"message {answer.step} says the action succeeded, but call #{call.index} {call.name} failed "
-                f"({_short(call.result_text or '')}); tell the user what failed.", MISREAD,
-                (call.result_step,)))  # fmt: skip
-            continue
-        invented = _invented(conversation, answer.step, answer.text, known_texts)
-        if invented:
-            answered.add(answer.step)
-            violations.append(Violation(
-                "error_talked_past", "talked_past:values", answer.step, None,
-                f"message {answer.step} states {', '.join(invented[:3])}, found in no tool result or message, after "
-                f"call #{call.index} {call.name} failed; report what is known only.", INVENTION,
-                (call.result_step,)))  # fmt: skip
+            violations.append(Violation("error_talked_past", rule, answer.step, None, message, category,
+                                        (call.result_step,)))  # fmt: skip
     return violations
+
+
+def _talked_past(
+    conversation: Conversation, call: CallStep, step: int, text: str, known_texts: list[str]
+) -> tuple[str, str, Category] | None:
+    """How the answer at ``step`` talks past the failed ``call``: its rule, message and category; None when it
+    does not (a claimed success is looked for first, then made-up values)."""
+    if SUCCESS.search(text):
+        return ("talked_past:success", f"message {step} says the action succeeded, but call #{call.index} "
+                f"{call.name} failed ({_short(call.result_text or '')}); tell the user what failed.", MISREAD)
+    invented = _invented(conversation, step, text, known_texts)
+    if not invented:
+        return None
+    return ("talked_past:values", f"message {step} states {', '.join(invented[:3])}, found in no tool result or "
+            f"message, after call #{call.index} {call.name} failed; report what is known only.", INVENTION)
 
 
 def _retried(conversation: Conversation, failed: CallStep, before: int) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
@@ -180,7 +181,7 @@ class JudgedCheck:
         return f"{text} ({self.message})" if self.message else text
 
 
-class CaseJudge:
+class CaseJudge(AbstractContextManager["CaseJudge"]):
     """Judges case runs with one configuration; reuse it for every trace of an analysis, then close it."""
 
     def __init__(self, config: JudgeConfig, transport: JudgeTransport | None = None) -> None:
@@ -223,9 +224,6 @@ class CaseJudge:
     def close(self) -> None:
         """Close the judge model's endpoint (new verdicts are kept as soon as they arrive)."""
         self.transport.close()
-
-    def __enter__(self) -> CaseJudge:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -26,6 +26,7 @@ import os
 import shutil
 import tempfile
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 SAMPLING_API_VERSION = "2023-06-01"
 
 
-class JudgeTransport:
+class JudgeTransport(AbstractContextManager["JudgeTransport"]):
     """Answers judge requests from the store, or sends them through a recording proxy (see the module docstring).
 
     Example::
@@ -231,9 +232,6 @@ class JudgeTransport:
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
-
-    def __enter__(self) -> JudgeTransport:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -1,25 +1,23 @@
 """What the case page shows of a case definition: the seed's expectation in its own words, and the
 machine checks derived from it.
 
-Cases come from a case library folder (``--cases DIR``, loaded by the loader analysis uses, so the pages show
-the cases the verdicts were made against), a loaded ``CaseLibrary``, or a mapping of case ids to ``Case``
-models or plain dicts.
+Cases come from the case library the analysis used (a ``CaseSet`` or ``CaseLibrary``: ``--cases DIR``,
+loaded once by the command, so the pages show the cases the verdicts were made against), or a mapping of case
+ids to ``Case`` models or plain dicts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from tracekit.analyze.results import load_library
 from tracekit.report.env import pretty_json
 
-#: What ``write_reports(cases=...)`` accepts.
-CaseSource = str | Path | Mapping[str, Any] | Any | None
+#: What ``write_reports(cases=...)`` accepts: a mapping of case ids, something with ``cases`` (a library), or None.
+CaseSource = Mapping[str, Any] | Any | None
 
 
 @dataclass
@@ -53,9 +51,7 @@ def load_case_views(cases: CaseSource) -> dict[str, CaseView]:
     source: Any = cases
     if source is None:
         return {}
-    if isinstance(source, (str, Path)):
-        source = load_library(source).cases
-    elif hasattr(source, "cases") and not isinstance(source, Mapping):
+    if hasattr(source, "cases") and not isinstance(source, Mapping):
         source = source.cases
     views = {}
     for case_id, case in dict(source).items():

@@ -40,19 +40,19 @@ def report_environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(
-        pretty=pretty_json,
-        compact=compact_json,
-        lang=lang_attribute,
-        pct=percent,
-        pp=percentage_points,
-        signed=signed,
-        num=number,
-        duration=duration,
-        is_long=is_long,
-        preview=preview,
-        clip=clip,
-    )
+    env.filters.update({
+        "pretty": pretty_json,
+        "compact": compact_json,
+        "lang": lang_attribute,
+        "pct": percent,
+        "pp": percentage_points,
+        "signed": signed,
+        "num": number,
+        "duration": duration,
+        "is_long": is_long,
+        "preview": preview,
+        "clip": clip,
+    })
     return env
 
 

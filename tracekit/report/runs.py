@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 import orjson
 
@@ -37,6 +37,8 @@ OUTCOME_KEYS = ("reward", "outcome", "score", "success")
 
 Finding = FindingEntry
 """A detector finding, as the results give it."""
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -112,6 +114,29 @@ class RunKey:
                    verdict.category if verdict is not None else None)  # fmt: skip
 
 
+class _Forwarded(Generic[_T]):
+    """A ``Run`` attribute that is the attribute of the same name of the run's ``key`` or of its ``entry``
+    (``via``): what a run shows of its trace, read where it is kept."""
+
+    def __init__(self, via: Literal["key", "entry"]) -> None:
+        self._via = via
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, run: None, owner: type) -> _Forwarded[_T]: ...
+
+    @overload
+    def __get__(self, run: Run, owner: type | None = None) -> _T: ...
+
+    def __get__(self, run: Run | None, owner: type | None = None) -> _T | _Forwarded[_T]:
+        if run is None:
+            return self
+        return cast(_T, getattr(getattr(run, self._via), self._name))
+
+
 class Run:
     """One trace of the results: a case × group × repeat of a run, or a trace bound to no case.
 
@@ -157,68 +182,27 @@ class Run:
     def __repr__(self) -> str:
         return f"Run({self.position}, {self.label!r})"
 
-    @property
-    def trace_id(self) -> str:
-        return self.key.trace_id
-
-    @property
-    def case_id(self) -> str | None:
-        return self.key.case_id
-
-    @property
-    def group(self) -> str | None:
-        return self.key.group
-
-    @property
-    def repeat(self) -> int | None:
-        return self.key.repeat
-
-    @property
-    def source(self) -> str | None:
-        """The trace file as the results name it (``traces[].source``)."""
-        return self.key.source
-
-    @property
-    def session(self) -> str | None:
-        return self.entry.session
-
-    @property
-    def meta(self) -> Mapping[str, Any]:
-        return self.entry.meta
-
-    @property
-    def run_name(self) -> str | None:
-        """The run the trace belongs to (``traces[].run``: header source / model)."""
-        return self.key.run_name
-
-    @property
-    def result(self) -> str | None:
-        """pass / acceptable / fail / pending; None when the trace is bound to no case."""
-        return self.key.result
-
-    @property
-    def dimension(self) -> str | None:
-        return self.key.dimension
-
-    @property
-    def category(self) -> str | None:
-        return self.key.category
+    trace_id = _Forwarded[str]("key")
+    case_id = _Forwarded[str | None]("key")
+    group = _Forwarded[str | None]("key")
+    repeat = _Forwarded[int | None]("key")
+    source = _Forwarded[str | None]("key")
+    """The trace file as the results name it (``traces[].source``)."""
+    session = _Forwarded[str | None]("entry")
+    meta = _Forwarded[Mapping[str, Any]]("entry")
+    run_name = _Forwarded[str | None]("key")
+    """The run the trace belongs to (``traces[].run``: header source / model)."""
+    result = _Forwarded[str | None]("key")
+    """pass / acceptable / fail / pending; None when the trace is bound to no case."""
+    dimension = _Forwarded[str | None]("key")
+    category = _Forwarded[str | None]("key")
+    tool_calls = _Forwarded[list[ToolCallEntry]]("entry")
+    findings = _Forwarded[list[FindingEntry]]("entry")
+    problems = _Forwarded[list[str]]("entry")
 
     @property
     def stats(self) -> dict[str, Any]:
         return self.entry.stats.to_plain()
-
-    @property
-    def tool_calls(self) -> list[ToolCallEntry]:
-        return self.entry.tool_calls
-
-    @property
-    def findings(self) -> list[FindingEntry]:
-        return self.entry.findings
-
-    @property
-    def problems(self) -> list[str]:
-        return self.entry.problems
 
     @property
     def checks(self) -> list[CheckView]:

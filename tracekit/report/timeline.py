@@ -26,20 +26,14 @@ from tracekit.report.runs import Finding, Run
 from tracekit.report.svg import GraphEdge, GraphNode
 from tracekit.results.model import ToolCallEntry
 from tracekit.trace import (
-    AgentRun,
-    AssistantMessage,
     Call,
-    ErrorRecord,
     Intercept,
     ModelCall,
-    SystemMessage,
     ToolCall,
     ToolResult,
     Trace,
-    UserMessage,
     content_text,
 )
-from tracekit.trace.models import Guard
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -60,15 +54,13 @@ class CallView:
 
     index: int
     name: str
-    arguments: str
-    """Arguments, indented JSON."""
-    compact: str = ""
-    """Arguments on one line, shortened."""
+    input: Any
+    """The arguments as the agent sent them: parsed, or the raw text when they were not JSON."""
     tool_use_id: str | None = None
-    history: bool = False
     has_result: bool = False
     result: str = ""
     is_error: bool = False
+    history: bool = False
     injected: bool = False
     injection: str = ""
     """How the result was replaced (intercept mode and tool), when it was."""
@@ -83,6 +75,16 @@ class CallView:
     """What the tool server returned, when the tool side was recorded and it differs from what the model saw."""
     tool_error: bool = False
     """Whether the tool server answered with an error (``isError`` or a JSON-RPC error)."""
+
+    @property
+    def arguments(self) -> str:
+        """The arguments as indented JSON (raw text as it is)."""
+        return self.input if isinstance(self.input, str) else pretty_json(self.input)
+
+    @property
+    def compact(self) -> str:
+        """The arguments on one line, shortened."""
+        return clip(self.input, 120) if isinstance(self.input, str) else compact_json(self.input, 120)
 
 
 @dataclass
@@ -101,10 +103,9 @@ class TraceTotals:
     """Sums over the trace's model calls."""
 
     model_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     cache_read_tokens: int = 0
     latency_ms: float | None = None
+    """Summed over the model calls that report one (None when none does)."""
     ttft_ms: float | None = None
     """Time to first token of the first model call."""
 
@@ -171,32 +172,32 @@ def _timeline(
     results = {pair.index: pair.result for pair in paired if pair.result is not None}
     interceptions: dict[int, list[Intercept]] = {}
     by_use_id: dict[str, int] = {}
-    for record in trace.records:
-        if isinstance(record, ToolCall) and record.id:
+    for record in trace.kind("tool_call"):
+        if record.id:
             by_use_id.setdefault(record.id, record.index)
-    for record in trace.records:
-        if isinstance(record, Intercept):
-            index = record.call_index if record.call_index is not None else by_use_id.get(record.tool_use_id or "")
-            if index is not None:
-                interceptions.setdefault(index, []).append(record)
+    for record in trace.kind("intercept"):
+        index = record.call_index if record.call_index is not None else by_use_id.get(record.tool_use_id or "")
+        if index is not None:
+            interceptions.setdefault(index, []).append(record)
     served = {record.call_index: record for record in trace.kind("mcp_exchange")
               if record.method == "tools/call" and record.call_index is not None}  # fmt: skip
     items: list[Item] = []
     calls: list[CallView] = []
     shown_results: set[int] = set()
-    for record in trace.records:
-        if isinstance(record, SystemMessage):
+    for record in trace.records:  # every record, side calls included; told apart by kind
+        kind = record.kind
+        if kind == "system_message":
             items.append(Item("system", blocks=_blocks(record.content)))
-        elif isinstance(record, UserMessage):
+        elif kind == "user_message":
             items.append(Item("user", blocks=_blocks(record.content), detail={"message": record.message_index}))
-        elif isinstance(record, AssistantMessage):
+        elif kind == "assistant_message":
             blocks = [b for b in _blocks(record.content) if b.type != "tool_use"]
             if blocks:
                 items.append(
                     Item("assistant", blocks=blocks, detail={"message": record.message_index,
                                                               "stop_reason": record.stop_reason})
                 )
-        elif isinstance(record, ToolCall):
+        elif kind == "tool_call":
             result = results.get(record.index)
             view = _call_view(record, result, interceptions.get(record.index, []), findings_by_call)
             view.history = record.index in history
@@ -206,24 +207,24 @@ def _timeline(
                 shown_results.add(id(result))
             calls.append(view)
             items.append(Item("call", call=view))
-        elif isinstance(record, ToolResult):
+        elif kind == "tool_result":
             if id(record) not in shown_results:
                 items.append(Item("result", blocks=[Block("text", _result_text(record.content))],
                                   detail={"is_error": record.is_error, "name": record.name,
                                           "tool_use_id": record.tool_use_id}))
-        elif isinstance(record, ModelCall):
+        elif kind == "model_call":
             items.append(Item("model", detail=_model_detail(record)))
-        elif isinstance(record, Intercept):
+        elif kind == "intercept":
             if record.call_index is None and (record.tool_use_id or "") not in by_use_id:
                 items.append(Item("intercept", detail={"mode": record.mode, "tool": record.tool,
                                                        "injected": _plain(record.injected)}))
-        elif isinstance(record, ErrorRecord):
+        elif kind == "error":
             items.append(Item("error", detail={"source": record.source, "message": record.message,
                                                "status": record.status, "body": _plain(record.body)}))
-        elif isinstance(record, Guard):  # the live guard's events (record --guard)
+        elif kind == "guard":  # the live guard's events (record --guard)
             items.append(Item("guard", detail={"action": record.action, "rule": record.rule, "calls": record.calls,
                                                "message": record.message}))  # fmt: skip
-        elif isinstance(record, AgentRun):
+        elif kind == "agent_run":
             items.append(Item("agent_run", detail={"command": record.command, "exit_status": record.exit_status,
                                                    "timed_out": record.timed_out, "stderr": record.stderr,
                                                    "duration_ms": record.duration_ms}))
@@ -241,8 +242,7 @@ def _call_view(
     return CallView(
         index=call.index,
         name=call.name,
-        arguments=pretty_json(call.input) if not isinstance(call.input, str) else call.input,
-        compact=compact_json(call.input, 120) if not isinstance(call.input, str) else clip(call.input, 120),
+        input=call.input,
         tool_use_id=call.id,
         has_result=result is not None,
         result=_result_text(result.content) if result is not None else "",
@@ -271,8 +271,7 @@ def _call_from_results(call: ToolCallEntry, findings: Mapping[int, list[Finding]
     return CallView(
         index=index,
         name=call.name or "?",
-        arguments=pretty_json(call.input),
-        compact=compact_json(call.input, 120),
+        input=call.input,
         is_error=call.is_error,
         findings=flagged,
         severity=_worst(flagged),
@@ -308,19 +307,13 @@ def _edges(calls: list[Call]) -> list[GraphEdge]:
 
 def _totals(trace: Trace) -> TraceTotals:
     model_calls = trace.of_kind(ModelCall)
-    stats = trace.stats()  # token sums (0 without model calls), counted as the analyze JSON counts them
-    totals = TraceTotals(model_calls=len(model_calls), input_tokens=stats.input_tokens,
-                         output_tokens=stats.output_tokens)
-    latencies = []
-    for record in model_calls:
-        totals.cache_read_tokens += record.usage.cache_read_input_tokens or 0
-        if record.latency_ms is not None:
-            latencies.append(record.latency_ms)
-        if totals.ttft_ms is None and record.ttft_ms is not None:
-            totals.ttft_ms = record.ttft_ms
-    if latencies:
-        totals.latency_ms = sum(latencies)
-    return totals
+    latencies = [record.latency_ms for record in model_calls if record.latency_ms is not None]
+    return TraceTotals(
+        model_calls=len(model_calls),
+        cache_read_tokens=sum(record.usage.cache_read_input_tokens or 0 for record in model_calls),
+        latency_ms=sum(latencies) if latencies else None,
+        ttft_ms=next((record.ttft_ms for record in model_calls if record.ttft_ms is not None), None),
+    )
 
 
 def side_call_answer(record: ModelCall) -> str:

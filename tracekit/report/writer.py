@@ -4,7 +4,7 @@ Used by ``tracekit report`` (from a results file) and by ``tracekit analyze --ht
 (handed the results in memory)::
 
     outcome = write_reports("reports/demo/results.json", html_dir="reports/html", markdown="reports/summary.md",
-                            junit="reports/junit.xml", baseline="old/results.json", cases="cases",
+                            junit="reports/junit.xml", baseline="old/results.json", cases=load_case_set("cases"),
                             html_single="reports/review.html")
     sys.exit(outcome.exit_status)   # 1 when a verdict fails under fail_on
 
@@ -89,7 +89,7 @@ def write_reports(
     - ``html_single``: where to write the single-file HTML report (``tracekit.report.single``).
     - ``baseline``: earlier analyze results (same forms); regressions and improvements lead the index
       and the Markdown.
-    - ``cases``: the case library (folder, ``CaseLibrary`` or mapping id -> Case) whose expectations the
+    - ``cases``: the case library (``CaseSet``, ``CaseLibrary`` or mapping id -> Case) whose expectations the
       case pages show.
     - ``traces_loader``: reads a trace file for its page (default ``load_trace``). The file is
       ``traces[].trace_file`` relative to ``results_dir`` (default: the results file's folder when

@@ -66,25 +66,22 @@ class C4Rate(ResultModel):
     lower_is_better: bool = Field(description="True for 过早放弃率.")
 
 
-class TaskReliability(ResultModel):
-    """The repeats of one task: how many were decided and passed, pass^k, whether it is flaky."""
-
-    case_id: str = Field(description="The case.")
-    group: str | None = Field(description="The skill group, if any.")
-    run: str | None = Field(description="The run, if the traces name one.")
-    trials: int = Field(description="n: repeats with a decided verdict.")
-    passes: int = Field(description="c: repeats that passed (pass or acceptable).")
-    pending: int = Field(description="Repeats left out as pending.")
-    pass_k: dict[str, float | None] = Field(alias="pass^k", description="C(c, k) / C(n, k) by k (null: n < k).")
-    flaky: bool = Field(description="Some repeats pass and some fail.")
-
-
 class TaskRef(ResultModel):
     """A task, named."""
 
     case_id: str = Field(description="The case.")
     group: str | None = Field(description="The skill group, if any.")
     run: str | None = Field(description="The run, if the traces name one.")
+
+
+class TaskReliability(TaskRef):
+    """The repeats of one task: how many were decided and passed, pass^k, whether it is flaky."""
+
+    trials: int = Field(description="n: repeats with a decided verdict.")
+    passes: int = Field(description="c: repeats that passed (pass or acceptable).")
+    pending: int = Field(description="Repeats left out as pending.")
+    pass_k: dict[str, float | None] = Field(alias="pass^k", description="C(c, k) / C(n, k) by k (null: n < k).")
+    flaky: bool = Field(description="Some repeats pass and some fail.")
 
 
 class Reliability(ResultModel):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tracekit.errors import TraceFormatError
+from tracekit.results.model import TraceStats
 from tracekit.storage import is_url, local
 from tracekit.trace.io import ReadProblem, read_records
 from tracekit.trace.mirror import read_mirrored
@@ -46,17 +47,6 @@ class Call:
     def result_text(self) -> str:
         """The result content as plain text (text blocks joined)."""
         return content_text(self.result.content) if self.result is not None else ""
-
-
-@dataclass
-class TraceStats:
-    """Counts reported in ``traces[].stats`` of the analyze JSON."""
-
-    llm_calls: int = 0
-    tool_calls: int = 0
-    tool_errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
 
 
 @dataclass
@@ -131,19 +121,16 @@ class Trace:
         return len({record.message_index for kind in kinds for record in self.kind(kind)})
 
     def stats(self) -> TraceStats:
-        """LLM calls, tool calls, tool errors and token totals."""
-        stats = TraceStats()
+        """LLM calls (the assistant messages when no model call was recorded), tool calls, tool errors and token
+        totals: ``traces[].stats`` of the analyze JSON."""
         model_calls: list[ModelCall] = self.kind("model_call")
-        if model_calls:
-            stats.llm_calls = len(model_calls)
-            for call in model_calls:
-                stats.input_tokens += call.usage.input_tokens or 0
-                stats.output_tokens += call.usage.output_tokens or 0
-        else:
-            stats.llm_calls = len(self.kind("assistant_message"))
-        stats.tool_calls = len(self.kind("tool_call"))
-        stats.tool_errors = sum(1 for result in self.kind("tool_result") if result.is_error)
-        return stats
+        return TraceStats.built(
+            llm_calls=len(model_calls) or len(self.kind("assistant_message")),
+            tool_calls=len(self.kind("tool_call")),
+            tool_errors=sum(1 for result in self.kind("tool_result") if result.is_error),
+            input_tokens=sum(call.usage.input_tokens or 0 for call in model_calls),
+            output_tokens=sum(call.usage.output_tokens or 0 for call in model_calls),
+        )
 
 
 def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
