@@ -66,14 +66,22 @@ def redact_stream(sse: str, redactor: Redactor) -> str:
     return "\n".join(lines) if changed else sse
 
 
-def _strings(value: Any, path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+def _strings(value: Any, path: tuple[Any, ...], found: list[tuple[tuple[Any, ...], str]] | None = None,
+             ) -> list[tuple[tuple[Any, ...], str]]:
+    """Every string in ``value`` with its path, depth first in order (appended to one list, ``found``; no call
+    for a number or a null: the Responses API repeats its whole response object in several events)."""
+    if found is None:
+        found = []
     if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _strings(item, (*path, key))]
-    if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _strings(item, (*path, index))]
-    return []
+        found.append((path, value))
+        return found
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            found.append(((*path, key), item))
+        elif isinstance(item, (dict, list)):
+            _strings(item, (*path, key), found)
+    return found
 
 
 def _rewritten(joined: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
