@@ -125,13 +125,18 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
     if response_error(body) is not None:
         return None, copy.deepcopy(body)
     meta = {key: copy.deepcopy(value) for key, value in body.items() if key != "content"}
+    return _assistant_message(body), meta
+
+
+def _assistant_message(body: dict[str, Any]) -> dict[str, Any]:
+    """The canonical assistant message of a body that is no error (its content blocks copied)."""
     blocks = []
     for block in body.get("content") or []:
         block = copy.deepcopy(block)
         if isinstance(block, dict) and block.get("type") in TOOL_INPUT_BLOCKS and isinstance(block.get("input"), str):
             block["_input_parse_error"] = True
         blocks.append(block)
-    return {"role": "assistant", "content": blocks}, meta
+    return {"role": "assistant", "content": blocks}
 
 
 def canonical_to_response(
@@ -173,8 +178,9 @@ def canonical_to_response(
 
 
 def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The canonical assistant message of a response body (None for an error body)."""
-    return response_to_canonical(body)[0]
+    """The canonical assistant message of a response body (None for an error body; the proxy asks this of
+    every answer, so the rest of the body is not copied as ``response_to_canonical`` does)."""
+    return None if response_error(body) is not None else _assistant_message(body)
 
 
 def reply_items(body: dict[str, Any]) -> list[Any]:

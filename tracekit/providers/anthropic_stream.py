@@ -66,19 +66,19 @@ class AnthropicStreamAssembler(AssemblerBase):
         name = event.event
         if name == "ping":
             return
-        data = event_object(event)
+        data = event_object(event)  # (parsed for this call: the assembler may keep its parts without a copy)
         if data is None:
             return
         name = name or data.get("type")
         if name == "error":
             self._error = data if data.get("type") == "error" else {"type": "error", "error": data}
         elif name == "message_start":
-            self._message = copy.deepcopy(data.get("message") or {})
+            self._message = data.get("message") or {}
             self._message.setdefault("content", [])
         elif self._message is None:
             return
         elif name == "content_block_start":
-            self._message["content"].append(copy.deepcopy(data.get("content_block") or {}))
+            self._message["content"].append(data.get("content_block") or {})
         elif name == "content_block_delta":
             self._apply_delta(data)
         elif name == "message_delta":

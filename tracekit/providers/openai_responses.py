@@ -123,7 +123,12 @@ def response_to_canonical(body: dict[str, Any]) -> tuple[dict[str, Any] | None, 
         return None, copy.deepcopy(body)
     meta = {key: copy.deepcopy(value) for key, value in body.items() if key != "output"}
     meta[_HINTS] = {"output": copy.deepcopy(body.get("output")), "keys": list(body)}
-    return {"role": "assistant", "content": output_blocks(listed_items(body.get("output")))}, meta
+    return _assistant_message(body), meta
+
+
+def _assistant_message(body: dict[str, Any]) -> dict[str, Any]:
+    """The canonical assistant message of a body that is no error (of its ``output``)."""
+    return {"role": "assistant", "content": output_blocks(listed_items(body.get("output")))}
 
 
 def canonical_to_response(
@@ -195,8 +200,9 @@ def _render_usage(usage: Usage) -> dict[str, Any]:
 
 
 def response_message(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The canonical assistant message of a response's output (None for an error body)."""
-    return response_to_canonical(body)[0]
+    """The canonical assistant message of a response's output (None for an error body; the proxy asks this of
+    every answer, so the rest of the body is not copied into a ``meta`` as ``response_to_canonical`` does)."""
+    return None if response_error(body) is not None else _assistant_message(body)
 
 
 def reply_items(body: dict[str, Any]) -> list[Any]:

@@ -348,7 +348,7 @@ class Recorder:
             return None
         path = self.out_dir / f"{session.id}.jsonl"
         number = 1
-        while path in self._taken or path.exists():
+        while path in self._taken or os.path.exists(path):  # (os.path: half of pathlib's cost, once per session)
             number += 1
             path = self.out_dir / f"{session.id}-{number}.jsonl"
         self._taken.add(path)

@@ -216,6 +216,8 @@ class Proxy(AnswerNotifier):
             log.warning("tracekit: refused a body of %d bytes to %s (limit %d)", length, request.path, limit)
             return too_large(request, provider, length, limit)
         try:
+            if request.content.is_eof():  # the whole body is here already (nearly always): no timer, no task
+                return await request.read()
             return await asyncio.wait_for(request.read(), self.config.header_timeout)
         except asyncio.TimeoutError:
             self.slow_bodies += 1

@@ -26,6 +26,18 @@ from tracekit.redact.forms import secret_parts
 _SEPARATORS = re.compile(rb"\\u[0-9A-Fa-f]{4}|[^A-Za-z0-9]+")
 _WORD = re.compile(r"[A-Za-z0-9]{8,}")
 MIN_WORD = 8
+_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+#: Every byte that is not an ASCII letter or digit made a space: ``bytes.split()`` then gives the words.
+_SPACED = bytes(byte if byte in _ALNUM else 0x20 for byte in range(256))
+
+
+def written_words(data: bytes) -> set[int]:
+    """Hashes of the words of ``data`` of ``MIN_WORD`` characters or more. Without a ``\\u`` in ``data``, the
+    separators are exactly the runs of other bytes, and translating them to spaces splits in C at a fraction
+    of the regular expression's cost (a quarter, on the proxy's records); with one, the expression decides."""
+    if b"\\u" in data:
+        return {hash(word) for word in _SEPARATORS.split(data) if len(word) >= MIN_WORD}
+    return {hash(word) for word in data.translate(_SPACED).split() if len(word) >= MIN_WORD}
 
 
 def anchor(secret: str) -> str | None:
@@ -50,7 +62,7 @@ class WrittenTokens:
 
     def note(self, owner: Hashable, data: bytes) -> None:
         """``data`` was written to ``owner``'s file."""
-        words = {hash(word) for word in _SEPARATORS.split(data) if len(word) >= MIN_WORD}
+        words = written_words(data)
         known = self._words.setdefault(owner, set())
         for word in words - known:
             self._holders.setdefault(word, set()).add(owner)

@@ -19,6 +19,7 @@ never gets it on disk.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -39,6 +40,7 @@ SECRET_ENV_SUFFIXES = ("_API_KEY", "_APIKEY", "_AUTH_TOKEN", "_ACCESS_TOKEN", "_
 MIN_SECRET_LENGTH = 8
 
 
+@functools.lru_cache(maxsize=4096)  # a client sends the same few names with every request
 def is_secret_header(name: str) -> bool:
     """Whether a header (any case) carries a secret."""
     lower = name.lower()

@@ -12,7 +12,6 @@ piece of a secret keep their bytes exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -24,28 +23,15 @@ REPLACEMENT = "[REDACTED]"
 _DATA = "data:"
 
 
-@dataclass
-class _Piece:
-    line: int
-    """Index of the ``data:`` line whose JSON holds the piece."""
-    path: tuple[Any, ...]
-    start: int
-    end: int
-    """Where the piece sits in its channel's joined text."""
-
-
-@dataclass
-class _Channel:
-    text: list[str] = field(default_factory=list)
-    pieces: list[_Piece] = field(default_factory=list)
-    length: int = 0
+_Piece = tuple[int, tuple[Any, ...], str]
+"""A string of the stream: the index of the ``data:`` line whose JSON holds it, its path there, its text."""
 
 
 def redact_stream(sse: str, redactor: Redactor) -> str:
     """``sse`` (an SSE stream's text) with every secret of its joined deltas replaced (see the module docstring)."""
     lines = sse.split("\n")
     payloads: dict[int, Any] = {}
-    channels: dict[tuple[Any, ...], _Channel] = {}
+    channels: dict[tuple[Any, ...], list[_Piece]] = {}
     for number, line in enumerate(lines):
         if not line.startswith(_DATA):
             continue
@@ -57,34 +43,45 @@ def redact_stream(sse: str, redactor: Redactor) -> str:
         block = tuple(sorted((k, v) for k, v in payload.items() if k.endswith("index") and isinstance(v, int))) \
             if isinstance(payload, dict) else ()
         for path, text in _strings(payload, ()):
-            channel = channels.setdefault((block, path), _Channel())
-            channel.pieces.append(_Piece(number, path, channel.length, channel.length + len(text)))
-            channel.text.append(text)
-            channel.length += len(text)
+            pieces = channels.get((block, path))
+            if pieces is None:
+                pieces = channels[(block, path)] = []
+            pieces.append((number, path, text))
     changed: set[int] = set()
-    for channel in channels.values():
-        joined = "".join(channel.text)
+    for pieces in channels.values():
+        joined = "".join([text for _, _, text in pieces])
         spans = redactor.spans(joined)
         if not spans:
             continue
-        for piece in channel.pieces:
-            new = _rewritten(joined, piece.start, piece.end, spans)
-            if new != joined[piece.start:piece.end]:
-                _set(payloads[piece.line], piece.path, new)
-                changed.add(piece.line)
+        start = 0
+        for number, path, text in pieces:  # each piece's place in the joined text: the lengths before it
+            end = start + len(text)
+            new = _rewritten(joined, start, end, spans)
+            if new != text:
+                _set(payloads[number], path, new)
+                changed.add(number)
+            start = end
     for number in changed:
         lines[number] = _DATA + " " + orjson.dumps(payloads[number]).decode()
     return "\n".join(lines) if changed else sse
 
 
-def _strings(value: Any, path: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+def _strings(value: Any, path: tuple[Any, ...], found: list[tuple[tuple[Any, ...], str]] | None = None,
+             ) -> list[tuple[tuple[Any, ...], str]]:
+    """Every string in ``value`` with its path, depth first in order (appended to one list, ``found``; no call
+    for a number or a null: the Responses API repeats its whole response object in several events)."""
+    if found is None:
+        found = []
     if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _strings(item, (*path, key))]
-    if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _strings(item, (*path, index))]
-    return []
+        found.append((path, value))
+        return found
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            found.append(((*path, key), item))
+        elif isinstance(item, (dict, list)):
+            _strings(item, (*path, key), found)
+    return found
 
 
 def _rewritten(joined: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
