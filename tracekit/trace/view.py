@@ -136,9 +136,12 @@ class Trace:
         model_calls: list[ModelCall] = self.kind("model_call")
         if model_calls:
             stats.llm_calls = len(model_calls)
+            input_tokens = output_tokens = 0
             for call in model_calls:
-                stats.input_tokens += call.usage.input_tokens or 0
-                stats.output_tokens += call.usage.output_tokens or 0
+                usage = call.usage
+                input_tokens += usage.input_tokens or 0
+                output_tokens += usage.output_tokens or 0
+            stats.input_tokens, stats.output_tokens = input_tokens, output_tokens
         else:
             stats.llm_calls = len(self.kind("assistant_message"))
         stats.tool_calls = len(self.kind("tool_call"))
