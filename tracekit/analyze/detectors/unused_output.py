@@ -51,9 +51,9 @@ class UnusedOutput(DetectorStream):
             if _any_used(values, lookup, calls[position:], self.context.final_answer):
                 continue
             shown = ", ".join(repr(value) for value in values[:3])
-            findings.append(call_finding("unused_output", "info", lookup, f"looked up {shown}, but no later call and not "
-                                         "the final answer used it; either pass the identifier on to the call that "
-                                         "needs it or skip the lookup."))  # fmt: skip
+            findings.append(call_finding("unused_output", "info", lookup, f"looked up {shown}, but no later call and "
+                                         "not the final answer used it; either pass the identifier on to the call "
+                                         "that needs it or skip the lookup."))  # fmt: skip
         return findings
 
 
