@@ -119,8 +119,10 @@ _OWN_KINDS = frozenset({"schema_violation", "policy_violation", "error_talked_pa
 def _worth_reading(trace: Trace) -> bool:
     """Whether a trace with no policy and no failed outcome can break an invariant: a request that declared
     tools (schema invariants) or a failed tool result (errors talked past)."""
-    if any(isinstance(call.request, dict) and "tools" in call.request for call in trace.kind("model_call")):
-        return True
+    for call in trace.kind("model_call"):
+        request = call.request
+        if isinstance(request, dict) and "tools" in request:
+            return True
     return may_talk_past(trace)
 
 

@@ -142,10 +142,11 @@ def analyze_trace(
         judgement = settings.diagnosis_judge()(trace, findings, diagnosis)
         diagnosis = diagnosis.model_copy(update={"judge": judgement})
     path = os.fspath(trace.path) if trace.path is not None else None
+    source, trace_file = settings.sources.names(path) if path is not None else (None, None)
     return TraceResult.built(
         trace_id=header.trace_id,
         session=header.session,
-        source=settings.sources.source(path) if path is not None else None,
+        source=source,
         meta=header.meta,
         case_id=case.id if case is not None else header.case_id,
         run=run_name(header.source, header.model),
@@ -154,21 +155,16 @@ def analyze_trace(
         stats=trace.stats(),
         tool_calls=ToolCallEntry.built_many([{"index": n.index, "name": n.tool, "input": n.arguments,
                                               "is_error": n.is_error, "history": n.history} for n in graph.nodes]),
-        findings=[_finding_entry(finding) for finding in findings],
+        findings=FindingEntry.built_many([{"kind": f.kind, "severity": f.severity, "calls": f.calls,
+                                           "message": f.message, "context_calls": f.context_calls,
+                                           "messages": f.messages} for f in findings]),
         guard=[_guard_entry(record) for record in trace.kind("guard")],
         verdict=verdict,
         diagnosis=diagnosis,
         problems=problems,
-        trace_file=settings.sources.trace_file(path) if path is not None else None,
+        trace_file=trace_file,
         tool_side=tool_side_stats(trace),
     )  # fmt: skip
-
-
-def _finding_entry(finding: Finding) -> FindingEntry:
-    """A detector's finding as its ``traces[].findings`` entry."""
-    return FindingEntry.built(kind=finding.kind, severity=finding.severity, calls=finding.calls,
-                              message=finding.message, context_calls=finding.context_calls,
-                              messages=finding.messages)  # fmt: skip
 
 
 def _guard_entry(record: Any) -> GuardEntry:

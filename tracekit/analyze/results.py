@@ -24,7 +24,7 @@ import signal
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -144,7 +144,7 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     named = os.fspath(path) in settings.named_files
     if trace.header.source == JUDGE_SOURCE and not named:
         return FileOutcome(path, skipped="judge exchange")
-    if not named and {record.kind for record in trace.records} - {"header"} == {"http_exchange"}:
+    if not named and _only_other_routes(trace.records):
         return FileOutcome(path, skipped=OTHER_ROUTES)
     try:
         result = analyze_trace(trace, settings)
@@ -251,6 +251,13 @@ def build_results(files: Iterable[str | Path], settings: AnalyzeSettings | None 
 
     settings = replace(settings or AnalyzeSettings(), keep_results=True)
     return write_results(list(files), None, settings, jobs=jobs).document()
+
+
+def _only_other_routes(records: list[Any]) -> bool:
+    """Whether a trace holds nothing but ``http_exchange`` records (a header aside): the proxy's other routes."""
+    if records and records[0].kind not in ("http_exchange", "header"):
+        return False  # (most traces: the set below cannot be only http_exchange)
+    return {record.kind for record in records} - {"header"} == {"http_exchange"}
 
 
 def _named(path: str | Path, message: str) -> str:

@@ -65,17 +65,30 @@ class SourceNames:
                 if is_url(given) and (path == given or path.startswith(given + "/")):
                     return path[len(holder) + 1 :] if path != holder else path
             return path
-        for given, holder in self.roots:
-            if path == given or path.startswith(os.path.join(given, "")):
-                return _relative(os.path.abspath(path), holder).replace(os.sep, "/")
-        return path
+        return self._local_source(path, os.path.abspath(path))
 
     def trace_file(self, path: str) -> str:
         """``traces[].trace_file``: the file relative to the results file's folder (or the working directory);
         a URL as it is."""
         if is_url(path):
             return path
-        return _relative(os.path.abspath(path), self.results_dir or os.getcwd()).replace(os.sep, "/")
+        return self._local_trace_file(os.path.abspath(path))
+
+    def names(self, path: str) -> tuple[str, str]:
+        """``(source(path), trace_file(path))``, the absolute path of a local file worked out once."""
+        if is_url(path):
+            return self.source(path), path
+        absolute = os.path.abspath(path)
+        return self._local_source(path, absolute), self._local_trace_file(absolute)
+
+    def _local_source(self, path: str, absolute: str) -> str:
+        for given, holder in self.roots:
+            if path == given or path.startswith(_folder_prefix(given)):
+                return _relative(absolute, holder).replace(os.sep, "/")
+        return path
+
+    def _local_trace_file(self, absolute: str) -> str:
+        return _relative(absolute, self.results_dir or os.getcwd()).replace(os.sep, "/")
 
 
 def trace_paths(paths: Iterable[str | Path]) -> list[str]:
@@ -140,6 +153,12 @@ def _relpath(path: str, start: str) -> str:
 
 
 _folder_relpath = lru_cache(maxsize=1024)(_relpath)
+
+
+@lru_cache(maxsize=64)
+def _folder_prefix(folder: str) -> str:
+    """``folder`` ending in a separator: what a path inside it starts with (one per PATH argument)."""
+    return os.path.join(folder, "")
 
 
 def _walk_sorted(folder: str, suffix: str) -> Iterator[str]:

@@ -84,11 +84,13 @@ def may_talk_past(trace: Trace) -> bool:
     for message in reversed(trace.kind("assistant_message")):
         if message.message_index <= first:
             return False
-        if any(block.get("type") == "tool_use" for block in message.content):
-            continue
-        text = message.text
-        if text and (SUCCESS.search(text) or VALUE.search(text)):
-            return True
+        for block in message.content:
+            if block.get("type") == "tool_use":
+                break
+        else:  # an answer (no tool call): does it claim success or state a value?
+            text = message.text
+            if text and (SUCCESS.search(text) or VALUE.search(text)):
+                return True
     return False
 
 

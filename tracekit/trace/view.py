@@ -124,12 +124,17 @@ class Trace:
         """LLM calls (the assistant messages when no model call was recorded), tool calls, tool errors and token
         totals: ``traces[].stats`` of the analyze JSON."""
         model_calls: list[ModelCall] = self.kind("model_call")
+        input_tokens = output_tokens = 0
+        for call in model_calls:
+            usage = call.usage
+            input_tokens += usage.input_tokens or 0
+            output_tokens += usage.output_tokens or 0
         return TraceStats.built(
             llm_calls=len(model_calls) or len(self.kind("assistant_message")),
             tool_calls=len(self.kind("tool_call")),
             tool_errors=sum(1 for result in self.kind("tool_result") if result.is_error),
-            input_tokens=sum(call.usage.input_tokens or 0 for call in model_calls),
-            output_tokens=sum(call.usage.output_tokens or 0 for call in model_calls),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
         )
 
 

@@ -89,18 +89,22 @@ class AlternatingLoop(DetectorStream):
         prefilter = self.prefilter
         if complete and prefilter and self._start == 0 and len(set(keys)) == len(keys):
             return None
-        start = self._start
-        while start < len(keys):
-            if prefilter and keys[start] not in keys[start + periods.start : start + periods.stop]:
-                if not complete and start + periods.stop > len(keys):
+        start, count, nearest, farthest = self._start, len(keys), periods.start, periods.stop
+        # ``start`` moves on locally; ``_start`` (and the lengths matched from it) follow before ``_cycle_at``
+        # reads them and when the scan stops.
+        while start < count:
+            if prefilter and keys[start] not in keys[start + nearest : start + farthest]:
+                if not complete and start + farthest > count:
                     break  # the key may still come back
-                start = self._advance(start + 1)
+                start += 1
                 continue
+            if start != self._start:
+                self._advance(start)
             match = self._cycle_at(start, complete)
             if match is PENDING:
                 break
             if match is None:
-                start = self._advance(start + 1)
+                start += 1
                 continue
             period, repeats, settled = match
             if not settled:
@@ -108,13 +112,14 @@ class AlternatingLoop(DetectorStream):
             finding = self._finding(self._nodes[start : start + period * repeats], period, repeats)
             if finding is not None:
                 self.found.append(finding)
-            start = self._advance(start + period * repeats)
+            start += period * repeats
+        if start != self._start:
+            self._advance(start)
         return None
 
-    def _advance(self, start: int) -> int:
+    def _advance(self, start: int) -> None:
         self._start = start
         self._lengths = {}
-        return start
 
     def _cycle_at(self, start: int, complete: bool) -> Any:
         """The shortest cycle starting at ``start`` that repeats at least ``min_repeats`` times, as (period,

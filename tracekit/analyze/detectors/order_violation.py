@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, call_finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import leaves, occurs_in, scalar_text, values_at
 
@@ -62,15 +62,8 @@ class OrderViolation(DetectorStream):
             return None
         needs = "; ".join(f"{param} comes from {tool}.{path}" for param, tool, path in missing)
         first = missing[0][1]
-        return Finding(
-            kind="order_violation",
-            severity="error",
-            calls=[node.index],
-            message=(
-                f"{node.tool} (call #{node.index}) was called before any successful {first} call, "
-                f"but {needs}; call {first} first and pass on its result."
-            ),
-        )
+        return call_finding("order_violation", "error", node, f"was called before any successful {first} call, "
+                            f"but {needs}; call {first} first and pass on its result.")  # fmt: skip
 
 
 def _given(node: CallNode, param: str) -> list[str]:

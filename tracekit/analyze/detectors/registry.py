@@ -69,6 +69,11 @@ class Finding:
         return value
 
 
+def call_finding(kind: str, severity: Severity, node: CallNode, what: str) -> Finding:
+    """A finding about one judged call, its message starting with the call: "``tool`` (call #``index``) ``what``"."""
+    return Finding(kind, severity, [node.index], f"{node.tool} (call #{node.index}) {what}")
+
+
 def split_history(nodes: Iterable[CallNode]) -> tuple[list[int], list[int]]:
     """Trace indexes of a pattern's calls as ``(judged, history)``: a finding's ``calls`` and ``context_calls``."""
     judged: list[int] = []
@@ -223,10 +228,16 @@ class DetectorSpec:
 
     def start(self, context: DetectorContext, options: dict[str, Any]) -> DetectorStream:
         """A fresh stream of this detector for one trace."""
+        stream = self._stream
+        if stream is not None:
+            return stream(context, options)
+        return _FunctionStream(context, options, self.function)  # type: ignore[arg-type]
+
+    @cached_property
+    def _stream(self) -> type[DetectorStream] | None:
+        """The stream class a ``DetectorStream`` detector is (None for a function), told once, not per trace."""
         function = self.function
-        if isinstance(function, type) and issubclass(function, DetectorStream):
-            return function(context, options)
-        return _FunctionStream(context, options, function)  # type: ignore[arg-type]
+        return function if isinstance(function, type) and issubclass(function, DetectorStream) else None
 
 
 #: Every registered detector by finding kind, in registration order.

@@ -60,11 +60,13 @@ class RepeatedCall(DetectorStream):
         ignore_rules(options.get("ignore") or [])
 
     def observe(self, node: CallNode) -> list[Finding]:
-        if self.ignore and ignored(node, self.ignore):
-            return []
         if self.fast:  # offline, anywhere, one window: the commonest case
-            if node.key in self._reference or (node.has_result and not node.is_error) or not self.require_success:
+            if node.key in self._reference:
                 self._anywhere(node)
+            elif (node.has_result and not node.is_error) or not self.require_success:
+                self._reference[node.key] = node  # what ``_anywhere`` does with a call it has not seen
+            return []
+        if self.ignore and ignored(node, self.ignore):
             return []
         new_window, new_run = self.bounds.step(node) if self.bounds is not None else _SAME
         if self.consecutive:

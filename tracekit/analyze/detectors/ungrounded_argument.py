@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, call_finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
@@ -64,16 +64,9 @@ class UngroundedArgument(DetectorStream):
 
 def _finding(node: CallNode, ungrounded: list[tuple[str, Any]]) -> Finding:
     described = ", ".join(f"{path}={value!r}" for path, value in ungrounded)
-    return Finding(
-        kind="ungrounded_argument",
-        severity="warning",
-        calls=[node.index],
-        message=(
-            f"{node.tool} (call #{node.index}) was given {described}, a value that appears in no "
-            f"earlier tool result, user message or case context; look the identifier up with a "
-            f"tool or ask the user instead of guessing it."
-        ),
-    )
+    return call_finding("ungrounded_argument", "warning", node, f"was given {described}, a value that appears in no "
+                        "earlier tool result, user message or case context; look the identifier up with a tool or ask "
+                        "the user instead of guessing it.")  # fmt: skip
 
 
 def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool) -> list[tuple[str, Any]]:

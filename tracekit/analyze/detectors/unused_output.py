@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, detector
+from tracekit.analyze.detectors.registry import DetectorContext, DetectorStream, Finding, call_finding, detector
 from tracekit.analyze.graph import CallNode
 from tracekit.analyze.values import is_identifier_name, leaves, occurs_in, scalar_text, values_at
 
@@ -51,18 +51,9 @@ class UnusedOutput(DetectorStream):
             if _any_used(values, lookup, calls[position:], self.context.final_answer):
                 continue
             shown = ", ".join(repr(value) for value in values[:3])
-            findings.append(
-                Finding(
-                    kind="unused_output",
-                    severity="info",
-                    calls=[lookup.index],
-                    message=(
-                        f"{lookup.tool} (call #{lookup.index}) looked up {shown}, but no later call and not the "
-                        f"final answer used it; either pass the identifier on to the call that needs it or "
-                        f"skip the lookup."
-                    ),
-                )
-            )
+            findings.append(call_finding("unused_output", "info", lookup, f"looked up {shown}, but no later call and "
+                                         "not the final answer used it; either pass the identifier on to the call "
+                                         "that needs it or skip the lookup."))  # fmt: skip
         return findings
 
 
