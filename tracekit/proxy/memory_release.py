@@ -23,14 +23,14 @@ are avoided:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import gc
 import heapq
 import sys
-from collections.abc import MutableMapping, MutableSet
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-_C = TypeVar("_C", MutableMapping[Any, Any], MutableSet[Any])
+_C = TypeVar("_C", bound="dict[Any, Any] | set[Any]")
 
 
 def compacted(container: _C) -> _C:
@@ -39,16 +39,14 @@ def compacted(container: _C) -> _C:
     if not container:
         container.clear()
         return container
-    return container.copy()  # type: ignore[attr-defined, no-any-return]
+    return cast(_C, container.copy())
 
 
 def release_memory() -> None:
     """After sessions were forgotten: drop the running loop's cancelled timers, collect the sessions' cycles,
     empty the type attribute cache and give freed memory back to the system."""
-    try:
+    with contextlib.suppress(RuntimeError):  # (no loop running here: no timers either)
         drop_cancelled_timers(asyncio.get_running_loop())
-    except RuntimeError:  # no loop running here: no timers either
-        pass
     gc.collect()
     sys._clear_type_cache()
     _trim_heap()
@@ -68,7 +66,7 @@ def drop_cancelled_timers(loop: asyncio.AbstractEventLoop) -> None:
             kept.append(handle)
     heapq.heapify(kept)
     scheduled[:] = kept
-    loop._timer_cancelled_count = 0  # type: ignore[attr-defined]
+    loop._timer_cancelled_count = 0
 
 
 def _trim_heap() -> None:

@@ -201,4 +201,3 @@ class ExchangeTracker:
     def sessions(self) -> list[Session]:
         """Every session seen, in order of their first request."""
         return self.registry.sessions
-
