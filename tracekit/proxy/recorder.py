@@ -27,7 +27,6 @@ into a prompt before another request sent it as a header) is scrubbed from those
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import os
 import time
@@ -39,6 +38,7 @@ from typing import Any, TypeVar
 
 from tracekit import __version__
 from tracekit.proxy.exchange import Exchange, Outcome
+from tracekit.proxy.memory_release import compacted
 from tracekit.proxy.records import attempt_error, injection_records, model_call, underived
 from tracekit.proxy.sessions import Session
 from tracekit.proxy.shared_texts import LONG_TEXT
@@ -51,6 +51,10 @@ from tracekit.trace.models import Header
 
 log = logging.getLogger(__name__)
 _R = TypeVar("_R", ModelCall, ErrorRecord)
+
+#: The header's ``created`` (ISO 8601, UTC): what ``datetime.now(timezone.utc).isoformat(timespec="seconds")``
+#: gives, without its ``utcoffset`` lookup, whose name string the type attribute cache keeps (``memory_release``).
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"
 
 #: Trace files kept open at once; a session's file is reopened (cheaply: it exists) when it has more.
 MAX_OPEN_FILES = 128
@@ -269,11 +273,11 @@ class Recorder:
     def drop_closed(self) -> None:
         """Forget the traces ``close_session`` closed (once per batch of expired sessions)."""
         if self._expired:
-            self.traces = [trace for trace in self.traces if trace not in self._expired]
-            self._expired = set()
-            # Rebuilt, not just emptied: containers keep their largest size, and so would the process.
-            self._by_path = dict(self._by_path)
-            self._taken = set(self._taken)
+            # In place, and compacted (containers keep their largest size): see ``memory_release``.
+            self.traces[:] = [trace for trace in self.traces if trace not in self._expired]
+            self._expired.clear()
+            self._by_path = compacted(self._by_path)
+            self._taken = compacted(self._taken)
             self._tokens.compact()
 
     def _may_hold(self, secrets: list[str] | None) -> list[SessionTrace]:
@@ -320,7 +324,7 @@ class Recorder:
             model = request.get("model")
             header = Header(
                 trace_id=session.id,
-                created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                created=time.strftime(CREATED_FORMAT, time.gmtime()),
                 tracekit=__version__,
                 source=self.source,
                 session=session.named,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracekit.proxy.client_sessions import ClientSession
+from tracekit.proxy.memory_release import compacted
 from tracekit.proxy.trace_files import SessionTrace
 from tracekit.trace.builder import message_fingerprint
 
@@ -354,12 +355,13 @@ class SessionRegistry:
                 while len(self._expired_names) > EXPIRED_NAMES_KEPT:
                     self._expired_names.popitem(last=False)
             session.trace = None
-        self.sessions = [session for session in self.sessions if session not in gone]
-        # Rebuilt, not just emptied: a dict keeps its largest size, and so would the process.
-        self._named, self._by_reply_id = dict(self._named), dict(self._by_reply_id)
-        self._by_conversation = dict(self._by_conversation)
-        self._by_state = defaultdict(list, self._by_state)
-        self._by_pending_key = defaultdict(list, self._by_pending_key)
+        # In place: a new list made now would be allocated among the expired sessions' memory and keep it.
+        self.sessions[:] = [session for session in self.sessions if session not in gone]
+        # Compacted, not just emptied: a dict keeps its largest size, and so would the process.
+        self._named, self._by_reply_id = compacted(self._named), compacted(self._by_reply_id)
+        self._by_conversation = compacted(self._by_conversation)
+        self._by_state = compacted(self._by_state)
+        self._by_pending_key = compacted(self._by_pending_key)
 
     def _unindex_state(self, session: Session) -> None:
         if not session.chain or session.provider is None:

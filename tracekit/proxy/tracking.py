@@ -13,11 +13,8 @@ records are appended in the order things happened, and no lock is needed because
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import gc
 import logging
 import time
-from typing import Any
 
 import orjson
 
@@ -26,6 +23,7 @@ from tracekit.providers.openai_responses import NAME as RESPONSES_NAME
 from tracekit.proxy.exchange import Exchange, Outcome, SentRequest, Turn, settle
 from tracekit.proxy.item_references import OutputItems
 from tracekit.proxy.keys import request_key
+from tracekit.proxy.memory_release import release_memory
 from tracekit.proxy.observers import ExchangeObserver, watch_answer
 from tracekit.proxy.recorder import Recorder
 from tracekit.proxy.request import SEEN_MESSAGES, ParsedRequest, derive_conversation
@@ -182,8 +180,7 @@ class ExchangeTracker:
         self.registry.forget(expired)
         if not self.registry.sessions:
             SEEN_MESSAGES.clear()  # (a cache of what the sessions sent: nothing in it can hit any more)
-        gc.collect()
-        _trim_heap()
+        release_memory()
         return len(expired)
 
     def close(self) -> None:
@@ -204,20 +201,3 @@ class ExchangeTracker:
     def sessions(self) -> list[Session]:
         """Every session seen, in order of their first request."""
         return self.registry.sessions
-
-
-def _trim_heap() -> None:
-    """Give freed memory back to the system (glibc keeps it for reuse otherwise, and the process's RSS would
-    not come down after thousands of sessions expired; ``malloc_trim(3)``). Elsewhere: nothing to do."""
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6")
-            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
-
-
-_LIBC: Any = None

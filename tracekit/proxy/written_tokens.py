@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable
 
+from tracekit.proxy.memory_release import compacted
 from tracekit.redact import Redactor
 from tracekit.redact.forms import secret_parts
 
@@ -89,8 +90,8 @@ class WrittenTokens:
 
     def compact(self) -> None:
         """Give back the room of forgotten files (a dict keeps its largest size otherwise)."""
-        self._holders = dict(self._holders)
-        self._words = dict(self._words)
+        self._holders = compacted(self._holders)
+        self._words = compacted(self._words)
 
 
 class IndexingRedactor(Redactor):

@@ -1,0 +1,85 @@
+"""What expiry leaves behind (issue 31 item 3): nothing per session. Memory is counted as blocks that
+tracemalloc still sees allocated by the proxy's session code, not as RSS: one long-lived block among the
+sessions' memory keeps a whole allocator arena (``tracekit.proxy.memory_release``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tracemalloc
+import weakref
+from pathlib import Path
+
+import anthropic
+
+from tracekit.proxy.memory_release import compacted, drop_cancelled_timers
+
+from .helpers import recording
+
+#: The modules that hold a session's state while it lives.
+_SESSION_CODE = ("recorder.py", "sessions.py", "tracking.py", "trace_files.py", "written_tokens.py")
+
+
+def _blocks_left_by_session_code() -> int:
+    gc.collect()
+    snapshot = tracemalloc.take_snapshot()
+    return sum(
+        1 for trace in snapshot.traces
+        if any("tracekit/proxy/" in frame.filename and frame.filename.endswith(_SESSION_CODE)
+               for frame in trace.traceback)
+    )  # fmt: skip
+
+
+def test_expired_sessions_leave_no_block_behind(tmp_path: Path) -> None:
+    with recording(lambda request: "好的。", tmp_path / "rec") as (_, proxy):
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="tk-memory-key-0001", max_retries=0)
+
+        def sessions(first: int, count: int) -> None:
+            for number in range(first, first + count):
+                question = {"role": "user", "content": f"会话 {number}：北京明天天气怎么样？"}
+                client.messages.create(model="claude-x", max_tokens=16, messages=[question])  # type: ignore[list-item]
+
+        sessions(0, 5)
+        assert proxy.expire_idle(0) == 5  # warm-up: what is made once is made now
+        tracemalloc.start(30)
+        try:
+            sessions(100, 10)
+            assert proxy.expire_idle(0) == 10
+            after_ten = _blocks_left_by_session_code()
+            sessions(200, 40)
+            assert proxy.expire_idle(0) == 40
+            after_fifty = _blocks_left_by_session_code()
+        finally:
+            tracemalloc.stop()
+    assert after_fifty == after_ten, "a block per expired session is still allocated"
+
+
+def test_cancelled_timers_are_dropped_and_live_ones_still_fire() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        fired = loop.create_future()
+        live = loop.call_later(0, fired.set_result, "fired")
+        cancelled = [loop.call_later(600, print) for _ in range(3)]
+        for handle in cancelled:
+            handle.cancel()
+        gone = [weakref.ref(handle) for handle in cancelled]
+        del cancelled, handle
+        drop_cancelled_timers(loop)
+        gc.collect()
+        assert [ref() for ref in gone] == [None, None, None]
+        assert loop.run_until_complete(fired) == "fired" and not live.cancelled()
+    finally:
+        loop.close()
+
+
+def test_compacted_empties_in_place_and_copies_what_is_left() -> None:
+    empty: dict[str, int] = {"a": 1}
+    del empty["a"]
+    assert compacted(empty) is empty and empty == {}
+    left = {"a": 1, "b": 2}
+    del left["a"]
+    copy = compacted(left)
+    assert copy == {"b": 2} and copy is not left
+    names = {"x"}
+    names.discard("x")
+    assert compacted(names) is names
