@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import gc
 import heapq
 import sys
@@ -72,15 +73,17 @@ def drop_cancelled_timers(loop: asyncio.AbstractEventLoop) -> None:
 def _trim_heap() -> None:
     """Give freed memory back to the system (glibc keeps it for reuse otherwise, and the process's RSS would
     not come down after thousands of sessions expired; ``malloc_trim(3)``). Elsewhere: nothing to do."""
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6")
-            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
-        except (OSError, AttributeError):
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
-_LIBC: Any = None
+@functools.cache
+def _glibc() -> Any:
+    """The C library when it is glibc (it has ``malloc_trim``), else None."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+    except (OSError, AttributeError):
+        return None
+    return libc
