@@ -40,3 +40,18 @@ def test_every_public_name_of_the_package_loads_on_first_use() -> None:
     assert set(dir(tracekit.proxy)) >= set(tracekit.proxy.__all__)
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         _ = tracekit.proxy.Nothing  # type: ignore[attr-defined]
+
+
+def test_replay_serves_before_loading_the_proxy_models_or_yaml() -> None:
+    """What ``tracekit replay`` imports before its port opens (issue 31 item 5: start-up at most 0.5 s) leaves
+    out what the background build needs: pydantic, the record models, the proxy itself and PyYAML (read only
+    when the recordings have a ``replay.yaml``)."""
+    probe = (
+        "import sys\nimport tracekit.cli.main, tracekit.cli.replay, tracekit.proxy.launch\n"
+        f"print(' '.join(name for name in {BUILT_IN_BACKGROUND!r} if name in sys.modules))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.split() == []
+
+
+BUILT_IN_BACKGROUND = ("pydantic", "yaml", "tracekit.proxy.server", "tracekit.trace.models", "tracekit.cases")

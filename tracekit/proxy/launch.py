@@ -22,7 +22,6 @@ from tracekit.proxy.loading import LoadingProxy
 from tracekit.proxy.matching import RUNGS, MatchRules
 from tracekit.proxy.runner import announce_to_stdout, bind, check_host, serve
 from tracekit.redact import Redactor, default_redactor
-from tracekit.safe_yaml import safe_load_yaml
 
 if TYPE_CHECKING:
     from tracekit.intercepts import InterceptConfig
@@ -53,6 +52,10 @@ def match_rules(directory: Path, ignore: Iterable[str], builtin: bool = True) ->
             text = config_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ProxySetupError(f"{where}: cannot read it ({exc})") from exc
+        # Imported here: PyYAML costs ~50 ms of the replay start-up (issue 31 item 5), and most recordings have
+        # no replay.yaml. safe_yaml imports nothing of the proxy, so this hides no cycle.
+        from tracekit.safe_yaml import safe_load_yaml
+
         document = safe_load_yaml(text, where, ProxySetupError) or {}
         if not isinstance(document, dict) or set(document) - {"ignore", "builtin_rules"}:
             raise ProxySetupError(
