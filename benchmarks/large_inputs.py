@@ -38,7 +38,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from large_trace import write_trace  # noqa: E402  (the calls shape: the benchmark of issue 14)
+from large_trace import write_trace  # the calls shape: the benchmark of issue 14
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH_SPANS = 512
