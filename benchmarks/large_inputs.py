@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +36,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from large_trace import write_trace  # the calls shape: the benchmark of issue 14
+from large_trace import measure_command, write_trace  # the calls shape: the benchmark of issue 14
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH_SPANS = 512
@@ -115,18 +113,6 @@ def _write_batch(handle: object, skeleton: dict[str, object], spans: list[bytes]
     handle.write(line + b"\n")  # type: ignore[attr-defined]
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """``(peak RSS in MiB, wall seconds)`` of one run of ``command`` under /usr/bin/time -v."""
-    done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, env=os.environ.copy())
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{command[3:5]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
-    assert rss and wall, done.stderr
-    hours, minutes, seconds = (float(part) if part else 0.0 for part in wall.groups())
-    return int(rss.group(1)) / 1024, hours * 3600 + minutes * 60 + seconds
-
-
 def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -157,7 +143,7 @@ def main() -> None:
         for run in range(args.repeats):
             before = load()
             shutil.rmtree(work / "out", ignore_errors=True)
-            peak, wall = measure(command)
+            peak, wall = measure_command(command)
             print(f"run {run + 1}: peak RSS {peak:.0f} MiB, {wall:.1f} s (load before: {before})", flush=True)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from tracekit.importers.common import ImportedTrace
-from tracekit.importers.otel import import_spans
+from tracekit.importers.otel import stream_spans
 from tracekit.importers.otel_otlp import Span, indexed
 from tracekit.importers.otel_sessions import MappedSpan, ModelStep, ToolStep
 from tracekit.providers import openai
@@ -40,7 +40,7 @@ CONTAINERS = ("AGENT", "CHAIN")
 
 def import_openinference(paths: Iterable[str | Path], problems: list[str]) -> list[ImportedTrace]:
     """One trace per session in the OpenInference span files of ``paths``; unreadable parts go to ``problems``."""
-    return import_spans(paths, problems, map_span, source=SOURCE, origin="openinference")
+    return list(stream_spans(paths, problems, map_span, source=SOURCE, origin="openinference"))
 
 
 def map_span(span: Span) -> MappedSpan:

@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from tracekit.importers.common import DATA_ERRORS, ImportedTrace, describe, inpu
 from tracekit.importers.otel_genai import map_span
 from tracekit.importers.otel_grouping import SessionPlan, SpanEntry, group_sessions
 from tracekit.importers.otel_otlp import LogEvent, Span, SpanEvent, iter_spans
-from tracekit.importers.otel_sessions import MappedSpan, ModelStep, Session, Step, build_session, joined_turns
+from tracekit.importers.otel_sessions import MappedSpan, ModelStep, Step, build_session, joined_turns
 from tracekit.importers.spill import Spill
 
 SOURCE = "import:otel"
@@ -42,21 +43,6 @@ def stream_otel(paths: Iterable[str | Path], problems: list[str]) -> Iterator[Im
     return stream_spans(paths, problems, map_span, source=SOURCE, origin="otel")
 
 
-def import_spans(
-    paths: Iterable[str | Path],
-    problems: list[str],
-    mapper: Callable[[Span], MappedSpan],
-    *,
-    source: str,
-    origin: str,
-) -> list[ImportedTrace]:
-    """Read spans, map each with ``mapper``, group them into sessions and build one trace per session.
-
-    A span the mapper cannot read (a field of a type no check expected) is named in ``problems`` and left
-    out; so is a session whose trace cannot be built."""
-    return list(stream_spans(paths, problems, mapper, source=source, origin=origin))
-
-
 def stream_spans(
     paths: Iterable[str | Path],
     problems: list[str],
@@ -65,11 +51,15 @@ def stream_spans(
     source: str,
     origin: str,
 ) -> Iterator[ImportedTrace]:
-    """``import_spans`` one trace at a time. The files are read once (twice when they hold log records, which
+    """Read spans, map each with ``mapper``, group them into sessions and build one trace per session, one at a
+    time. A span the mapper cannot read (a field of a type no check expected) is named in ``problems`` and
+    left out; so is a session whose trace cannot be built.
+
+    The files are read once (twice when they hold log records, which
     may come after their spans), each span's step kept in a temporary file; the sessions are grouped from a
     small entry per span (``otel_grouping``) and built one at a time."""
     files = input_files(paths, SUFFIXES, problems)
-    with Spill() as steps:
+    with closing(Spill()) as steps:
         entries = index_spans(files, problems, mapper, steps)
         sessions = group_sessions(entries, lambda entry: _step(steps, entry))
         del entries  # the sessions hold the entries of their steps
@@ -84,11 +74,12 @@ def build_sessions(
 
     With a ``problems`` list, a session whose trace cannot be built is named there (by where its first span
     was read) and the others are still built."""
-    names = [str(s.header.get("trace_id") or s.conversation_id or f"{origin}-{s.trace_ids[0]}") for s in sessions]
+    names = [str(s.header.get("trace_id") or s.conversation_id or f"{origin}-{s.trace_ids[0]}")
+             for s in (plan.session for plan in sessions)]  # fmt: skip
     for plan, name, stem in zip(sessions, names, unique_ids(names), strict=True):
-        session = Session(plan.conversation_id, plan.trace_ids, [_step(steps, entry) for entry in plan.steps],
-                          plan.header, plan.problems, plan.unmapped)  # fmt: skip
-        plan.steps = []  # built once: its entries can go
+        session = plan.session
+        session.steps = [_step(steps, entry) for entry in plan.entries]
+        plan.entries = []  # built once: its entries can go
         meta: dict[str, Any]
         if isinstance(session.header.get("meta"), dict):
             meta = session.header["meta"]
@@ -112,7 +103,8 @@ def index_spans(
     files: list[Path], problems: list[str], mapper: Callable[[Span], MappedSpan], steps: Spill
 ) -> list[SpanEntry]:
     """Read and map every span of ``files``: its step goes to ``steps``, its ``SpanEntry`` is returned. The
-    problems come in the order ``read_spans`` and then mapping would give them: reading first, mapping after.
+    problems come in the order reading every span and then mapping each gave them before: reading first,
+    mapping after.
 
     A log record becomes an event of a span (the last read with its ids) that may come before or after it,
     and mapping needs the events: files that hold log records are read again, every span kept in a second
@@ -131,7 +123,7 @@ def index_spans(
     del problems[first_problem:]
     entries, mapping_problems, logs = [], [], []
     steps.clear()
-    with Spill() as spans:
+    with closing(Spill()) as spans:
         last: dict[tuple[str, str], int] = {}  # (trace id, span id) -> the number of the last span read with them
         for number, span in enumerate(iter_spans(files, problems, logs)):
             last[(span.trace_id, span.span_id)] = number

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.importers.otel_sessions import ModelStep, Step
+from tracekit.importers.otel_sessions import ModelStep, Session, Step
 from tracekit.trace import message_fingerprint
 
 
@@ -43,14 +43,11 @@ class SpanEntry:
 
 @dataclass
 class SessionPlan:
-    """One session before it is built: its steps as index entries, in the order they started."""
+    """One session before it is built: its ``Session`` with no steps yet, and its steps as index entries,
+    in the order they started."""
 
-    conversation_id: str | None
-    trace_ids: list[str]
-    steps: list[SpanEntry]
-    header: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    unmapped: dict[str, list[str]] = field(default_factory=dict)
+    session: Session
+    entries: list[SpanEntry] = field(default_factory=list)
     had: list[str] | None = None
     """Fingerprints of the last model call's conversation and reply (stitching; None: not computed yet)."""
 
@@ -79,21 +76,22 @@ def group_sessions(entries: list[SpanEntry], load: StepLoader) -> list[SessionPl
             key = ("tracekit", exported[entry.trace_id])
         else:
             key = ("conversation", conversation) if conversation else ("trace", entry.trace_id)
-        session = groups.get(key)
-        if session is None:
-            session = groups[key] = SessionPlan(conversation, [], [])
+        plan = groups.get(key)
+        if plan is None:
+            plan = groups[key] = SessionPlan(Session(conversation, [], []))
+        session = plan.session
         if entry.trace_id not in session.trace_ids:
             session.trace_ids.append(entry.trace_id)
         for name, value in (entry.header or {}).items():
             session.header.setdefault(name, value)
         session.problems.extend(entry.problems or ())
         if entry.step >= 0:
-            session.steps.append(entry)
+            plan.entries.append(entry)
         elif entry.unmapped is not None:
             name, where = entry.unmapped
             session.unmapped.setdefault(name, []).append(where)
-    sessions = [session for session in groups.values() if session.steps or session.header.get("trace_id")]
-    return _stitch(sessions, load)
+    plans = [plan for plan in groups.values() if plan.entries or plan.session.header.get("trace_id")]
+    return _stitch(plans, load)
 
 
 def _conversation(
@@ -111,30 +109,32 @@ def _conversation(
     return next(iter(names)) if names and len(names) == 1 else None
 
 
-def _stitch(sessions: list[SessionPlan], load: StepLoader) -> list[SessionPlan]:
+def _stitch(plans: list[SessionPlan], load: StepLoader) -> list[SessionPlan]:
     """Merge a trace-id session into the earlier one whose conversation its first model call extends."""
     kept: list[SessionPlan] = []
-    for session in sorted(sessions, key=_first_start):
-        first_entry = next((entry for entry in session.steps if entry.model), None)
+    for plan in sorted(plans, key=_first_start):
+        session = plan.session
+        first_entry = next((entry for entry in plan.entries if entry.model), None)
         first = load(first_entry) if first_entry is not None and session.conversation_id is None else None
         target = None
         if isinstance(first, ModelStep) and first.input:
             sent = [message_fingerprint(message) for message in first.input]
             for earlier in reversed(kept):
-                if earlier.conversation_id is None and _extends(sent, earlier, load):
+                if earlier.session.conversation_id is None and _extends(sent, earlier, load):
                     target = earlier
                     break
         if target is None:
-            kept.append(session)
+            kept.append(plan)
             continue
-        target.steps.extend(session.steps)
+        target.entries.extend(plan.entries)
         target.had = None  # its last model call may have changed
-        target.trace_ids.extend(t for t in session.trace_ids if t not in target.trace_ids)
+        into = target.session
+        into.trace_ids.extend(t for t in session.trace_ids if t not in into.trace_ids)
         for name, value in session.header.items():
-            target.header.setdefault(name, value)
+            into.header.setdefault(name, value)
         for name, places in session.unmapped.items():
-            target.unmapped.setdefault(name, []).extend(places)
-        target.problems.extend(session.problems)
+            into.unmapped.setdefault(name, []).extend(places)
+        into.problems.extend(session.problems)
     return kept
 
 
@@ -149,9 +149,9 @@ _NONE = "-"
 """``had``'s first item when the session has no model call with a conversation: it extends nothing."""
 
 
-def _had(session: SessionPlan, load: StepLoader) -> list[str]:
+def _had(plan: SessionPlan, load: StepLoader) -> list[str]:
     """``["+", fingerprints...]`` of the last model call's conversation and reply, or ``[_NONE]``."""
-    last_entry = next((entry for entry in reversed(session.steps) if entry.model), None)
+    last_entry = next((entry for entry in reversed(plan.entries) if entry.model), None)
     last = load(last_entry) if last_entry is not None else None
     if not isinstance(last, ModelStep) or last.input is None:
         return [_NONE]
@@ -161,5 +161,5 @@ def _had(session: SessionPlan, load: StepLoader) -> list[str]:
     return had
 
 
-def _first_start(session: SessionPlan) -> int:
-    return min((entry.start_ns for entry in session.steps), default=0)
+def _first_start(plan: SessionPlan) -> int:
+    return min((entry.start_ns for entry in plan.entries), default=0)

@@ -4,7 +4,7 @@ and the span's step here, until its session is built).
 
 Example::
 
-    with Spill() as spill:
+    with contextlib.closing(Spill()) as spill:
         where = spill.add({"big": "value"})
         spill.load(where)          # {"big": "value"}, a new object each time
 """
@@ -52,10 +52,5 @@ class Spill:
         self._end = 0
 
     def close(self) -> None:
+        """Close and so delete the file."""
         self._file.close()
-
-    def __enter__(self) -> Spill:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
