@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from collections import deque
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -70,16 +71,19 @@ def build_sessions(
     sessions: list[SessionPlan], steps: Spill, *, source: str, origin: str, problems: list[str] | None = None
 ) -> Iterator[ImportedTrace]:
     """The traces of ``sessions``: ids from tracekit's header, the conversation, or the first trace id; each
-    session's steps read back from ``steps`` when it is built.
+    session's steps read back from ``steps`` when it is built, and the plan let go (``sessions`` is emptied).
 
     With a ``problems`` list, a session whose trace cannot be built is named there (by where its first span
     was read) and the others are still built."""
     names = [str(s.header.get("trace_id") or s.conversation_id or f"{origin}-{s.trace_ids[0]}")
              for s in (plan.session for plan in sessions)]  # fmt: skip
-    for plan, name, stem in zip(sessions, names, unique_ids(names), strict=True):
+    pending = deque(sessions)
+    sessions.clear()  # each plan is let go once its trace is built
+    for name, stem in zip(names, unique_ids(names), strict=True):
+        plan = pending.popleft()
         session = plan.session
         session.steps = [_step(steps, entry) for entry in plan.entries]
-        plan.entries = []  # built once: its entries can go
+        del plan
         meta: dict[str, Any]
         if isinstance(session.header.get("meta"), dict):
             meta = session.header["meta"]
