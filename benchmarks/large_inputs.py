@@ -125,6 +125,7 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--input", type=Path, help="otel: the spans file to read, written there first if missing")
     args = parser.parse_args()
     tracekit = [sys.executable, "-m", "tracekit"]
     with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
@@ -135,10 +136,11 @@ def main() -> None:
             print(f"trace ({args.shape}): {args.lines} lines, {size / 1e6:.1f} MB")
             command = [*tracekit, "analyze", str(trace), "--json", str(work / "results.json"), "--no-progress"]
         else:
-            spans_file = work / "spans.jsonl"
-            spans, traces = write_otel_spans(spans_file, args.spans)
-            size = spans_file.stat().st_size
-            print(f"otel: {spans} spans of {traces} traces, {size / 1e6:.1f} MB")
+            spans_file = args.input or work / "spans.jsonl"
+            if not spans_file.exists():
+                spans, traces = write_otel_spans(spans_file, args.spans)
+                print(f"otel: {spans} spans of {traces} traces written")
+            print(f"otel: {spans_file.stat().st_size / 1e6:.1f} MB of spans")
             command = [*tracekit, "import", "otel", str(spans_file), "--out", str(work / "out")]
         for run in range(args.repeats):
             before = load()

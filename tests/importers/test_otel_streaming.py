@@ -27,8 +27,7 @@ from tracekit.importers import otel
 from tracekit.importers.common import ImportedTrace
 from tracekit.importers.otel import import_otel, stream_otel
 from tracekit.importers.otel_sessions import MISSING
-from tracekit.trace import io
-from tracekit.trace import load_trace, trace_files
+from tracekit.trace import io, load_trace, trace_files
 
 
 def _messages(role: str, text: str) -> str:

@@ -16,8 +16,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
