@@ -180,9 +180,9 @@ def openinference(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is OpenInference spans (Arize Phoenix; openinference.span.kind, llm.input_messages.N...) as OTLP
     JSON or Phoenix's span JSON, or a folder of such files: LLM spans become model calls, TOOL spans tool
     calls, one trace per session (session.id, else the trace id, stitched as the proxy stitches)."""
-    from tracekit.importers import import_openinference
+    from tracekit.importers.openinference import stream_openinference
 
-    _run_reading_on(lambda problems: import_openinference(files, problems), out)
+    _run_reading_on(lambda problems: stream_openinference(files, problems), out)
 
 
 @import_group.command("inspect")
