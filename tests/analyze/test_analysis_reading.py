@@ -15,6 +15,7 @@ import pytest
 
 from tracekit.analyze.entry import AnalyzeSettings, analyze_trace
 from tracekit.analyze.reading import load_for_analysis, may_slim
+from tracekit.application import load_case_set
 from tracekit.trace import io, load_trace, trace_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,10 +109,11 @@ def test_a_library_that_names_an_installed_check_keeps_the_records_whole(tmp_pat
     keyword = "      keyword: {regex: '(?i)^\\s*airpods\\s*pro\\s*2\\s*$'}\n"
     assert keyword in text
     case.write_text(text.replace(keyword, keyword + "  checks:\n  - {name: reads_responses}\n"), encoding="utf-8")
-    assert may_slim(AnalyzeSettings(cases_dir=str(ROOT / "cases")))
-    assert not may_slim(AnalyzeSettings(cases_dir=str(cases)))
+    assert may_slim(AnalyzeSettings(library=load_case_set(ROOT / "cases")))
+    naming = AnalyzeSettings(library=load_case_set(cases))
+    assert not may_slim(naming)
     path = tmp_path / "trace.jsonl"
     proxy_shaped_trace(path, 2, "hi")
-    [first, _] = load_for_analysis(path, AnalyzeSettings(cases_dir=str(cases))).kind("model_call")
+    [first, _] = load_for_analysis(path, naming).kind("model_call")
     assert first.response["stop_reason"] == "tool_use"
     assert first.request["messages"]
