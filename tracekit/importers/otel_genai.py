@@ -150,10 +150,11 @@ def _read_messages(step: ModelStep, span: Span, attributes: dict[str, Any], prob
         return
     chat = _legacy_flat(attributes, "gen_ai.prompt")
     if not chat:
-        chat = _legacy_events(span)
+        chat = _event_messages(span, _LEGACY_ROLES, _legacy_message, ("gen_ai.content.prompt", "gen_ai.prompt"))
     if chat:
         step.system, step.input = openai.request_conversation({"messages": chat})
-    completions = _legacy_flat(attributes, "gen_ai.completion") or _legacy_choices(span)
+    completions = _legacy_flat(attributes, "gen_ai.completion") or _event_messages(
+        span, ("gen_ai.choice",), _legacy_choice, ("gen_ai.content.completion", "gen_ai.completion"))
     if completions:
         first = completions[0]
         step.output = {"role": "assistant", "content": openai.assistant_blocks(first),
@@ -271,21 +272,10 @@ def _legacy_flat(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]
     return messages
 
 
-def _legacy_events(span: Span) -> list[dict[str, Any]]:
-    return _event_messages(span, _LEGACY_ROLES, _legacy_message, ("gen_ai.content.prompt", "gen_ai.prompt"))
+_Read = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
-def _legacy_choices(span: Span) -> list[dict[str, Any]]:
-    return _event_messages(span, ("gen_ai.choice",), _legacy_choice,
-                           ("gen_ai.content.completion", "gen_ai.completion"))  # fmt: skip
-
-
-def _event_messages(
-    span: Span,
-    names: Container[str],
-    read: Callable[[str, dict[str, Any]], dict[str, Any]],
-    listed: tuple[str, str],
-) -> list[dict[str, Any]]:
+def _event_messages(span: Span, names: Container[str], read: _Read, listed: tuple[str, str]) -> list[dict[str, Any]]:
     """The messages a span's events carry: one for each event named in ``names`` (``read(name, fields)``),
     and the objects of each ``listed`` event (its name, and the attribute holding them as a JSON list)."""
     messages: list[dict[str, Any]] = []
