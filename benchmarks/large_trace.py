@@ -48,10 +48,15 @@ def write_trace(path: Path, lines: int) -> int:
 
 def measure(trace: Path, out: Path) -> tuple[float, float]:
     """``(peak RSS in MiB, wall seconds)`` of one analyze run under /usr/bin/time -v."""
-    command = ["/usr/bin/time", "-v", sys.executable, "-m", "tracekit", "analyze", str(trace), "--json", str(out)]
-    done = subprocess.run([*command, "--no-progress"], capture_output=True, text=True, env=os.environ.copy())
+    command = [sys.executable, "-m", "tracekit", "analyze", str(trace), "--json", str(out), "--no-progress"]
+    return measure_command(command)
+
+
+def measure_command(command: list[str]) -> tuple[float, float]:
+    """``(peak RSS in MiB, wall seconds)`` of one run of ``command`` under /usr/bin/time -v (exit 0 or 1)."""
+    done = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, env=os.environ.copy())
     if done.returncode not in (0, 1):
-        raise SystemExit(f"analyze failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        raise SystemExit(f"{' '.join(command[2:5])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
     assert rss and wall, done.stderr

@@ -31,12 +31,12 @@ import orjson
 from tracekit import __version__
 from tracekit.analyze import feed
 from tracekit.analyze.entry import AnalyzeSettings, analyze_trace, run_name
+from tracekit.analyze.reading import load_for_analysis
 from tracekit.analyze.sources import trace_paths
 from tracekit.analyze.summary import OTHER_ROUTES, Digest, Summary, digest
 from tracekit.constants import JUDGE_SOURCE
 from tracekit.errors import TracekitError
 from tracekit.redact import default_redactor
-from tracekit.trace import load_trace
 
 if TYPE_CHECKING:
     from tracekit.results.model import Results, TraceResult
@@ -134,7 +134,7 @@ def analyze_file(path: str | Path, settings: AnalyzeSettings) -> FileOutcome:
     raised: an unreadable or malformed file, one that is not a trace, a record that breaks the analysis (too
     deeply nested, a wrong type). A kept judge exchange found in a folder is skipped (``FileOutcome.skipped``)."""
     try:
-        trace = load_trace(path, fast=True)
+        trace = load_for_analysis(path, settings)
     except TracekitError as exc:
         return FileOutcome(path, error=_named(path, str(exc)))
     except OSError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -168,9 +168,9 @@ def otel(files: tuple[Path, ...], out: Path | str) -> None:
     else the trace id, stitched where one trace continues another's conversation): one trace each. Reads
     the GenAI names of semantic conventions 1.37 and later and of 1.36 and earlier, and tracekit's own
     `export otel --with-content` output back to the same traces."""
-    from tracekit.importers import import_otel
+    from tracekit.importers.otel import stream_otel
 
-    _run_reading_on(lambda problems: import_otel(files, problems), out)
+    _run_reading_on(lambda problems: stream_otel(files, problems), out)
 
 
 @import_group.command("openinference")
@@ -180,9 +180,9 @@ def openinference(files: tuple[Path, ...], out: Path | str) -> None:
     """FILE is OpenInference spans (Arize Phoenix; openinference.span.kind, llm.input_messages.N...) as OTLP
     JSON or Phoenix's span JSON, or a folder of such files: LLM spans become model calls, TOOL spans tool
     calls, one trace per session (session.id, else the trace id, stitched as the proxy stitches)."""
-    from tracekit.importers import import_openinference
+    from tracekit.importers.openinference import stream_openinference
 
-    _run_reading_on(lambda problems: import_openinference(files, problems), out)
+    _run_reading_on(lambda problems: stream_openinference(files, problems), out)
 
 
 @import_group.command("inspect")
@@ -218,18 +218,26 @@ def _plain_name(option: str, value: str | None) -> str | None:
     return value
 
 
-def _run_reading_on(make: Callable[[list[str]], list[Any]], out: Path | str, cases_dir: Path | None = None) -> None:
+def _run_reading_on(make: Callable[[list[str]], Iterable[Any]], out: Path | str, cases_dir: Path | None = None) -> None:
     """Import what can be read, write it, and say what could not. Exit status: 0 when every input was read;
     2 when any file or part of one could not be read or written (named ``file:position`` on stderr), after
     every trace that could be read is written; what a trace could not map is in its meta.problems and
-    printed here, without changing the status."""
+    printed here, without changing the status. ``make`` may give the traces one at a time (an importer's
+    ``stream_*``): each is written and let go before the next is made."""
     problems: list[str] = []
+    notes: list[str] = []
+    unwritten: list[str] = []  # after what reading found, as when every trace was made before any was written
+
+    def noted(traces: Iterable[Any]) -> Iterator[Any]:
+        for trace in traces:
+            notes.extend(f"{trace.trace_id}: {note}" for note in trace.header.meta.get("problems", []))
+            yield trace
+
     try:
-        traces = make(problems)
-        written = _write_traces(traces, out, problems)
+        written = _write_traces(noted(make(problems)), out, unwritten)
     except (TracekitError, OSError) as exc:
         raise InputError(str(exc)) from exc
-    notes = [f"{trace.trace_id}: {note}" for trace in traces for note in trace.header.meta.get("problems", [])]
+    problems += unwritten
     label = "warning" if written else "error"
     for line in [*problems, *notes][:_SHOWN_PROBLEMS]:
         click.echo(f"{label}: {line}", err=True)

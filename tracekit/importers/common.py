@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import itertools
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,7 +25,7 @@ from tracekit import __version__
 from tracekit.cases.loader import collect_library
 from tracekit.errors import ImportFormatError, TracekitError
 from tracekit.trace import Content, Header, TraceBuilder, write_trace
-from tracekit.trace.io import TRACE_SUFFIX
+from tracekit.trace.io import TRACE_SUFFIX, numbered_lines
 
 #: Nesting depth above which a JSON value is refused: orjson, which writes trace files, stops at 254 levels.
 MAX_NESTING = 254
@@ -68,6 +69,71 @@ def read_json(path: str | Path) -> Any:
     if too_deep(value):
         raise ImportFormatError(f"{path}: {TOO_DEEP}")
     return value
+
+
+def json_values(path: Path, problems: list[str]) -> Iterator[tuple[str, Any]]:
+    """The JSON values of one file with where each was read: the whole file (``path``), or one a line
+    (``path:line``, JSONL); what cannot be read goes to ``problems`` and the rest is still read.
+
+    A file whose first line is a JSON value of its own is JSONL (or that one value): it is read a chunk of
+    lines at a time, never whole, so memory holds one value at a time whatever the file's size. Any other
+    file is parsed whole (one document over many lines), and read line by line only when that fails."""
+    lines = numbered_lines(path)
+    try:
+        first = next(lines, None)
+        value = orjson.loads(first[1]) if first is not None else None
+    except OSError as exc:
+        problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return
+    except orjson.JSONDecodeError:
+        first = None
+    if first is None:
+        yield from _whole_or_lines(path, problems)
+        return
+    following = next(lines, None)
+    if following is None:  # one value, the rest blank: the whole file's value
+        yield from _checked(str(path), value, problems)
+        return
+    yield from _checked(f"{path}:{first[0]}", value, problems)
+    for number, line, _torn in itertools.chain([following], lines):
+        yield from _line_value(path, number, line, problems)
+
+
+def _whole_or_lines(path: Path, problems: list[str]) -> Iterator[tuple[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return
+    try:
+        whole = orjson.loads(data)
+    except orjson.JSONDecodeError as whole_error:
+        lines = data.split(b"\n")
+        if sum(1 for line in lines if line.strip()) <= 1:
+            problems.append(f"{path}: not valid JSON: {whole_error}")
+            return
+    else:
+        yield from _checked(str(path), whole, problems)
+        return
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield from _line_value(path, number, line, problems)
+
+
+def _line_value(path: Path, number: int, line: bytes, problems: list[str]) -> Iterator[tuple[str, Any]]:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        problems.append(f"{path}:{number}: not valid JSON: {exc}")
+        return
+    yield from _checked(f"{path}:{number}", value, problems)
+
+
+def _checked(where: str, value: Any, problems: list[str]) -> Iterator[tuple[str, Any]]:
+    if too_deep(value):
+        problems.append(f"{where}: {TOO_DEEP}")
+    else:
+        yield where, value
 
 
 TOO_DEEP = f"JSON nested deeper than {MAX_NESTING} levels, more than a trace file can hold; refused"

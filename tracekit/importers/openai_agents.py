@@ -29,17 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from tracekit.importers.common import (
-    DATA_ERRORS,
-    TOO_DEEP,
-    ImportedTrace,
-    describe,
-    input_files,
-    too_deep,
-    unique_ids,
-)
+from tracekit.importers.common import DATA_ERRORS, ImportedTrace, describe, input_files, json_values, unique_ids
 from tracekit.importers.otel_sessions import ModelStep, Session, Step, ToolStep, build_session
 from tracekit.providers import openai, openai_responses
 from tracekit.trace import Usage, parse_json_arguments
@@ -165,29 +155,7 @@ def span_step(span: dict[str, Any], where: str) -> Step | None:
 
 
 def _items(path: Path, problems: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        problems.append(f"{path}: cannot read: {exc.strerror or exc}")
-        return
-    try:
-        values: list[tuple[str, Any]] = [(str(path), orjson.loads(data))]
-    except orjson.JSONDecodeError as whole_error:
-        values = []
-        lines = data.split(b"\n")
-        if sum(1 for line in lines if line.strip()) <= 1:
-            problems.append(f"{path}: not valid JSON: {whole_error}")
-        else:
-            for number, line in enumerate(lines, start=1):
-                if line.strip():
-                    try:
-                        values.append((f"{path}:{number}", orjson.loads(line)))
-                    except orjson.JSONDecodeError as exc:
-                        problems.append(f"{path}:{number}: not valid JSON: {exc}")
-    for where, value in values:
-        if too_deep(value):
-            problems.append(f"{where}: {TOO_DEEP}")
-            continue
+    for where, value in json_values(path, problems):
         listed = value.get("data") if isinstance(value, dict) and "object" not in value else value
         if isinstance(listed, dict):
             yield where, listed

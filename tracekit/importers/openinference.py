@@ -20,14 +20,14 @@ Messages are OpenAI chat shaped, so ``tracekit.providers.openai`` converts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tracekit.importers.common import ImportedTrace
-from tracekit.importers.otel import import_spans
+from tracekit.importers.otel import stream_spans
 from tracekit.importers.otel_otlp import Span, indexed
 from tracekit.importers.otel_sessions import MappedSpan, ModelStep, ToolStep
 from tracekit.providers import openai
@@ -40,7 +40,12 @@ CONTAINERS = ("AGENT", "CHAIN")
 
 def import_openinference(paths: Iterable[str | Path], problems: list[str]) -> list[ImportedTrace]:
     """One trace per session in the OpenInference span files of ``paths``; unreadable parts go to ``problems``."""
-    return import_spans(paths, problems, map_span, source=SOURCE, origin="openinference")
+    return list(stream_openinference(paths, problems))
+
+
+def stream_openinference(paths: Iterable[str | Path], problems: list[str]) -> Iterator[ImportedTrace]:
+    """``import_openinference`` one trace at a time, each built when asked for (``otel.stream_spans``)."""
+    return stream_spans(paths, problems, map_span, source=SOURCE, origin="openinference")
 
 
 def map_span(span: Span) -> MappedSpan:

@@ -22,6 +22,7 @@ apart, so ``gen_ai.usage.cache_read.input_tokens`` is taken out of it. Spans tha
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
 from typing import Any
 
 import orjson
@@ -149,10 +150,11 @@ def _read_messages(step: ModelStep, span: Span, attributes: dict[str, Any], prob
         return
     chat = _legacy_flat(attributes, "gen_ai.prompt")
     if not chat:
-        chat = _legacy_events(span)
+        chat = _event_messages(span, _LEGACY_ROLES, _legacy_message, ("gen_ai.content.prompt", "gen_ai.prompt"))
     if chat:
         step.system, step.input = openai.request_conversation({"messages": chat})
-    completions = _legacy_flat(attributes, "gen_ai.completion") or _legacy_choices(span)
+    completions = _legacy_flat(attributes, "gen_ai.completion") or _event_messages(
+        span, ("gen_ai.choice",), _legacy_choice, ("gen_ai.content.completion", "gen_ai.completion"))
     if completions:
         first = completions[0]
         step.output = {"role": "assistant", "content": openai.assistant_blocks(first),
@@ -270,42 +272,41 @@ def _legacy_flat(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]
     return messages
 
 
-def _legacy_events(span: Span) -> list[dict[str, Any]]:
+_Read = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def _event_messages(span: Span, names: Container[str], read: _Read, listed: tuple[str, str]) -> list[dict[str, Any]]:
+    """The messages a span's events carry: one for each event named in ``names`` (``read(name, fields)``),
+    and the objects of each ``listed`` event (its name, and the attribute holding them as a JSON list)."""
     messages: list[dict[str, Any]] = []
     for event in span.events:
         fields = _event_fields(event)
-        if event.name in _LEGACY_ROLES:
-            content = _maybe_parts(fields.get("content"))
-            message: dict[str, Any] = {"role": _LEGACY_ROLES[event.name], "content": content}
-            if fields.get("tool_calls"):
-                message["tool_calls"] = _json(fields["tool_calls"])
-            if fields.get("id") is not None:
-                message["tool_call_id"] = fields["id"]
-            messages.append(message)
-        elif event.name == "gen_ai.content.prompt":
-            prompt = _json(fields.get("gen_ai.prompt"))
-            if isinstance(prompt, list):
-                messages.extend(m for m in prompt if isinstance(m, dict))
+        if event.name in names:
+            messages.append(read(event.name, fields))
+        elif event.name == listed[0]:
+            values = _json(fields.get(listed[1]))
+            if isinstance(values, list):
+                messages.extend(value for value in values if isinstance(value, dict))
     return messages
 
 
-def _legacy_choices(span: Span) -> list[dict[str, Any]]:
-    choices = []
-    for event in span.events:
-        fields = _event_fields(event)
-        if event.name == "gen_ai.choice":
-            message = _json(fields.get("message"))
-            message = dict(message) if isinstance(message, dict) else {}
-            message.setdefault("content", _maybe_parts(fields.get("content")))
-            if fields.get("tool_calls") and not message.get("tool_calls"):
-                message["tool_calls"] = _json(fields["tool_calls"])
-            message["finish_reason"] = fields.get("finish_reason")
-            choices.append(message)
-        elif event.name == "gen_ai.content.completion":
-            completion = _json(fields.get("gen_ai.completion"))
-            if isinstance(completion, list):
-                choices.extend(c for c in completion if isinstance(c, dict))
-    return choices
+def _legacy_message(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": _LEGACY_ROLES[name], "content": _maybe_parts(fields.get("content"))}
+    if fields.get("tool_calls"):
+        message["tool_calls"] = _json(fields["tool_calls"])
+    if fields.get("id") is not None:
+        message["tool_call_id"] = fields["id"]
+    return message
+
+
+def _legacy_choice(_name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    message = _json(fields.get("message"))
+    message = dict(message) if isinstance(message, dict) else {}
+    message.setdefault("content", _maybe_parts(fields.get("content")))
+    if fields.get("tool_calls") and not message.get("tool_calls"):
+        message["tool_calls"] = _json(fields["tool_calls"])
+    message["finish_reason"] = fields.get("finish_reason")
+    return message
 
 
 def _event_fields(event: Any) -> dict[str, Any]:

@@ -30,9 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from tracekit.importers.common import DATA_ERRORS, TOO_DEEP, describe, too_deep
+from tracekit.importers.common import DATA_ERRORS, describe, json_values
 
 _KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
@@ -68,59 +66,24 @@ class Span:
     """Where the span was read, ``file:line`` or ``file: resourceSpans[0].scopeSpans[0].spans[3]``."""
 
 
-def read_spans(paths: list[Path], problems: list[str]) -> list[Span]:
-    """Every span in ``paths`` (log-record events attached to their spans); unreadable parts go to ``problems``."""
-    spans: list[Span] = []
-    logs: list[tuple[tuple[str, str], SpanEvent]] = []
+#: A log record tied to a span: ``((trace_id, span_id), event)``; the caller attaches it to the last span read
+#: with those ids (``otel.index_spans``).
+LogEvent = tuple[tuple[str, str], SpanEvent]
+
+
+def iter_spans(paths: list[Path], problems: list[str], logs: list[LogEvent]) -> Iterator[Span]:
+    """The spans of ``paths`` in the order read, one JSON document at a time (a JSONL file is never held
+    whole); the log records that carry a span id are appended to ``logs`` as they are read, for the caller
+    to attach to their spans; unreadable parts go to ``problems``."""
     for path in paths:
-        for where, value in _documents(path, problems):
+        for where, value in json_values(path, problems):
             found: list[Span] = []
             try:
                 _read_value(value, where, found, logs, problems)
             except DATA_ERRORS as exc:  # a field of a type no check expected: that document is skipped
                 problems.append(f"{where}: {describe(exc)}; skipped")
                 continue
-            spans.extend(found)
-    if logs:
-        by_id = {(span.trace_id, span.span_id): span for span in spans}
-        for key, event in logs:
-            if key in by_id:
-                by_id[key].events.append(event)
-    return spans
-
-
-def _documents(path: Path, problems: list[str]) -> Iterator[tuple[str, Any]]:
-    """The JSON values of one file with where each was read: the whole file, or one per line (JSONL)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        problems.append(f"{path}: cannot read: {exc.strerror or exc}")
-        return
-    try:
-        whole = orjson.loads(data)
-    except orjson.JSONDecodeError as whole_error:
-        lines = data.split(b"\n")
-        if sum(1 for line in lines if line.strip()) <= 1:
-            problems.append(f"{path}: not valid JSON: {whole_error}")
-            return
-    else:
-        if too_deep(whole):
-            problems.append(f"{path}: {TOO_DEEP}")
-        else:
-            yield str(path), whole
-        return
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON: {exc}")
-            continue
-        if too_deep(value):
-            problems.append(f"{path}:{number}: {TOO_DEEP}")
-        else:
-            yield f"{path}:{number}", value
+            yield from found
 
 
 def _read_value(value: Any, where: str, spans: list[Span], logs: list[Any], problems: list[str]) -> None:

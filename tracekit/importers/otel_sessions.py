@@ -5,11 +5,11 @@ model call: what it was sent, what it answered, usage, timing), a ``ToolStep`` (
 container (an agent span whose attributes describe the session) or nothing. This module does the rest,
 the same way for both:
 
-- **Sessions.** Steps that name a conversation (``gen_ai.conversation.id``, OpenInference ``session.id``,
-  inherited from an ancestor span) form one session across OTel traces. Others are grouped by their
-  trace id, and a group whose first model call re-sends the whole conversation of an earlier group
-  plus more continues that session, which is how the proxy stitches an agent that sends each model
-  call in a trace of its own (the official OpenAI instrumentation does).
+- **Sessions** (``otel_grouping``). Steps that name a conversation (``gen_ai.conversation.id``,
+  OpenInference ``session.id``, inherited from an ancestor span) form one session across OTel traces.
+  Others are grouped by their trace id, and a group whose first model call re-sends the whole
+  conversation of an earlier group plus more continues that session, which is how the proxy stitches an
+  agent that sends each model call in a trace of its own (the official OpenAI instrumentation does).
 - **Records.** Each model step adds its input conversation and its reply to a ``TraceBuilder``, exactly
   as the proxy adds each request and response, so tool calls and results are derived once. Without
   captured content, the conversation is carried over from step to step and completed from the tool
@@ -24,28 +24,45 @@ from typing import Any
 
 from tracekit.importers.common import ImportedTrace, new_header
 from tracekit.importers.otel_otlp import Span
-from tracekit.trace import Content, ModelCall, TraceBuilder, Usage, message_fingerprint
+from tracekit.trace import Content, ModelCall, TraceBuilder, Usage
 
-MISSING: Any = object()
+
+class _Missing:
+    """The type of ``MISSING``: one object, the same after a pickle round trip (steps wait on disk)."""
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
 """A value the producer did not record (content capture off), as opposed to an empty one."""
 
 
 @dataclass
-class ModelStep:
-    """One model call read from a span."""
+class _Timed:
+    """Where a step's span was read and when it ran."""
 
     where: str
     start_ns: int
     end_ns: int
+
+
+@dataclass
+class ModelStep(_Timed):
+    """One model call read from a span."""
+
     provider: str | None = None
     model: str | None = None
+    usage: Usage = field(default_factory=Usage)
     system: Content | None = None
     input: list[dict[str, Any]] | None = None
     """The canonical conversation sent (None: not captured)."""
+    stop_reason: str | None = None
     output: dict[str, Any] | None = None
     """The canonical assistant reply (None: not captured, or the call failed)."""
-    usage: Usage = field(default_factory=Usage)
-    stop_reason: str | None = None
     error: dict[str, Any] | None = None
     status: int | None = None
     response: dict[str, Any] | None = None
@@ -55,12 +72,9 @@ class ModelStep:
 
 
 @dataclass
-class ToolStep:
+class ToolStep(_Timed):
     """One tool execution read from a span."""
 
-    where: str
-    start_ns: int
-    end_ns: int
     name: str
     call_id: str | None = None
     arguments: Any = MISSING
@@ -105,44 +119,6 @@ class Session:
         return [step for step in self.steps if isinstance(step, ModelStep)]
 
 
-def group_sessions(mapped: list[MappedSpan]) -> list[Session]:
-    """Sessions from mapped spans: by conversation id (inherited down the span tree), else by trace id,
-    then stitched where a later trace continues an earlier one's conversation."""
-    by_id = {(item.span.trace_id, item.span.span_id): item for item in mapped}
-    per_trace: dict[str, set[str]] = {}
-    exported: dict[str, str] = {}  # OTel trace id -> tracekit trace id (tracekit's export: one per trace)
-    for item in mapped:
-        if item.conversation_id:
-            per_trace.setdefault(item.span.trace_id, set()).add(item.conversation_id)
-        if item.header.get("trace_id"):
-            exported.setdefault(item.span.trace_id, str(item.header["trace_id"]))
-    groups: dict[tuple[str, str], Session] = {}
-    for item in sorted(mapped, key=lambda m: (m.span.start_ns, m.span.end_ns)):
-        if item.role == "ignored":
-            continue
-        conversation = _conversation(item, by_id, per_trace)
-        if item.span.trace_id in exported:
-            key = ("tracekit", exported[item.span.trace_id])
-        else:
-            key = ("conversation", conversation) if conversation else ("trace", item.span.trace_id)
-        session = groups.get(key)
-        if session is None:
-            session = groups[key] = Session(conversation, [], [])
-        if item.span.trace_id not in session.trace_ids:
-            session.trace_ids.append(item.span.trace_id)
-        for name, value in item.header.items():
-            session.header.setdefault(name, value)
-        session.problems.extend(item.problems)
-        if item.step is not None:
-            if isinstance(item.step, ModelStep) and item.step.input:
-                item.step.input = joined_turns(item.step.input)
-            session.steps.append(item.step)
-        elif item.role in ("unknown", "unmapped"):
-            session.unmapped.setdefault(item.span.name, []).append(item.span.where)
-    sessions = [session for session in groups.values() if session.steps or session.header.get("trace_id")]
-    return _stitch(sessions)
-
-
 def joined_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` with consecutive assistant messages joined into one turn, and consecutive user messages
     that hold only tool results too.
@@ -174,61 +150,6 @@ def _as_blocks(content: Any) -> list[Any]:
     if isinstance(content, list):
         return list(content)
     return [{"type": "text", "text": content}] if isinstance(content, str) and content else []
-
-
-def _conversation(
-    item: MappedSpan, by_id: dict[tuple[str, str], MappedSpan], per_trace: dict[str, set[str]]
-) -> str | None:
-    current: MappedSpan | None = item
-    seen = 0
-    while current is not None and seen < 1000:
-        if current.conversation_id:
-            return current.conversation_id
-        parent = current.span.parent_id
-        current = by_id.get((current.span.trace_id, parent)) if parent else None
-        seen += 1
-    names = per_trace.get(item.span.trace_id)
-    return next(iter(names)) if names and len(names) == 1 else None
-
-
-def _stitch(sessions: list[Session]) -> list[Session]:
-    """Merge a trace-id session into the earlier one whose conversation its first model call extends."""
-    kept: list[Session] = []
-    for session in sorted(sessions, key=_first_start):
-        first = session.model_steps[0] if session.model_steps else None
-        target = None
-        if session.conversation_id is None and first is not None and first.input:
-            sent = [message_fingerprint(message) for message in first.input]
-            for earlier in reversed(kept):
-                if earlier.conversation_id is None and _extends(sent, earlier):
-                    target = earlier
-                    break
-        if target is None:
-            kept.append(session)
-            continue
-        target.steps.extend(session.steps)
-        target.trace_ids.extend(t for t in session.trace_ids if t not in target.trace_ids)
-        for name, value in session.header.items():
-            target.header.setdefault(name, value)
-        for name, places in session.unmapped.items():
-            target.unmapped.setdefault(name, []).extend(places)
-        target.problems.extend(session.problems)
-    return kept
-
-
-def _extends(sent: list[str], earlier: Session) -> bool:
-    steps = earlier.model_steps
-    if not steps or steps[-1].input is None:
-        return False
-    last = steps[-1]
-    had = [message_fingerprint(m) for m in last.input or []]
-    if last.output is not None:
-        had.append(message_fingerprint(last.output))
-    return len(sent) > len(had) and sent[: len(had)] == had
-
-
-def _first_start(session: Session) -> int:
-    return min((step.start_ns for step in session.steps), default=0)
 
 
 # --------------------------------------------------------------------------- building records

@@ -244,7 +244,7 @@ def iter_records(path: str | Path, problems: list[ReadProblem], *, require_trace
     header_line = 0
     first_problem = len(problems)
     validate_json = _RECORD.validator.validate_json
-    for number, line, torn in _numbered_lines(path):
+    for number, line, torn in numbered_lines(path):
         if file_format == FORMAT_VERSION:
             try:
                 yield validate_json(line)
@@ -310,9 +310,9 @@ def _chunks(handle: IO[bytes]) -> Iterator[bytes]:
     yield b"".join(pending)
 
 
-def _numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
-    """``(line number, line, torn)`` for every non-blank line of a file; ``torn`` marks a last line
-    with no newline after it (the writer stopped mid-record)."""
+def numbered_lines(path: str | Path) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, line, torn)`` for every non-blank line of a file, read a chunk at a time; ``torn`` marks
+    a last line with no newline after it (the writer stopped mid-record)."""
     number = 0
     with open_read(path) as handle:
         for chunk in _chunks(handle):

@@ -20,6 +20,7 @@ as they are (an int given for a float field becomes a float in both).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, Union
@@ -116,11 +117,17 @@ WHOLE = Projection()
 """Every record, every field: the mirrors ``load_trace(path, fast=True)`` gives."""
 
 
-def read_mirrored(path: str | Path, projection: Projection = WHOLE) -> list[Any] | None:
+def read_mirrored(
+    path: str | Path, projection: Projection = WHOLE, slim: Callable[[Any], Any] | None = None
+) -> list[Any] | None:
     """The records of a trace file as mirrors (or as ``projection`` keeps them), header first; None when the
     file is not an intact file of the current format whose every record a mirror accepts (read it into the
     models then, which say what is wrong where). Read a chunk of lines at a time: memory holds the mirrors
-    and one chunk of bytes."""
+    and one chunk of bytes.
+
+    ``slim``: what is kept of each record, given the whole mirror (checked as every mirror is) as soon as its
+    chunk is decoded, e.g. the record without its bodies (``msgspec.structs.replace``): memory then holds
+    what ``slim`` keeps, and one chunk's records whole."""
     decode_lines = projection.decode_lines
 
     def decode_chunk(chunk: bytes) -> list[Any] | None:
@@ -134,6 +141,6 @@ def read_mirrored(path: str | Path, projection: Projection = WHOLE) -> list[Any]
             return None
         if len(records) != chunk.count(b"\n"):
             return None
-        return records
+        return records if slim is None else [slim(record) for record in records]
 
     return read_intact(path, decode_chunk)

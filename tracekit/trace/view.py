@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,13 +139,14 @@ class Trace:
         )
 
 
-def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
+def load_trace(path: str | Path, *, fast: bool = False, slim: Callable[[Any], Any] | None = None) -> Trace:
     """Read one trace file. Unreadable lines are kept in ``Trace.problems``, with what the importer that
     made the file could not map (its header's ``meta.problems``); the rest is read.
 
     ``fast``: read an intact file of the current format into the read-only mirrors of the records
     (``tracekit.trace.mirror``: the same fields, about three times cheaper to read; no pydantic methods,
-    no extra fields), for analysis; any other file is read into the models as usual.
+    no extra fields), for analysis; any other file is read into the models as usual. ``slim`` (with ``fast``):
+    what the mirrors keep of each record (``read_mirrored``); a file read into the models keeps them whole.
 
     Raises ``TraceFormatError`` when the file holds no readable record or a newer format.
     """
@@ -152,7 +154,7 @@ def load_trace(path: str | Path, *, fast: bool = False) -> Trace:
     problems: list[ReadProblem] = []
     records = None
     if fast:
-        records = read_mirrored(path)
+        records = read_mirrored(path, slim=slim)
     if records is None:
         records = read_records(path, problems)
     if not records:
