@@ -48,6 +48,14 @@ def proxy_shaped_trace(path: Path, turns: int, body: str) -> int:
     return bodies
 
 
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files read in chunks of 4 kB instead of CHUNK_BYTES (4 MiB), so that a test-sized file spans several
+    and its records are slimmed (a file of one chunk is kept whole)."""
+    monkeypatch.setattr(io, "CHUNK_BYTES", 4096)
+
+
+@pytest.mark.usefixtures("small_chunks")
 def test_every_recording_analyzes_to_the_same_entry_with_its_bodies_let_go() -> None:
     files = trace_files([ROOT / "recordings"])
     assert len(files) > 100
@@ -56,11 +64,14 @@ def test_every_recording_analyzes_to_the_same_entry_with_its_bodies_let_go() -> 
         assert analyze_trace(load_for_analysis(path, AnalyzeSettings())).to_json_bytes() == whole, path
 
 
+@pytest.mark.usefixtures("small_chunks")
 def test_schema_findings_and_stats_are_the_same_from_slimmed_requests(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     proxy_shaped_trace(path, 30, "天气 " * 100)
     whole = analyze_trace(load_trace(path, fast=True))
-    slimmed = analyze_trace(load_for_analysis(path, AnalyzeSettings()))
+    loaded = load_for_analysis(path, AnalyzeSettings())
+    assert all(call.response is None for call in loaded.kind("model_call"))
+    slimmed = analyze_trace(loaded)
     assert any(finding.kind == "schema_violation" for finding in whole.findings)
     assert slimmed.to_json_bytes() == whole.to_json_bytes()
 
@@ -91,15 +102,26 @@ def test_the_bodies_are_let_go_as_the_file_is_read(tmp_path: Path, monkeypatch: 
     assert peak < path.stat().st_size / 4, (peak, path.stat().st_size)
 
 
+@pytest.mark.usefixtures("small_chunks")
 def test_requests_that_declare_the_same_tools_share_one_copy(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
-    proxy_shaped_trace(path, 3, "hi")
+    proxy_shaped_trace(path, 3, "hi " * 600)
     calls = load_for_analysis(path, AnalyzeSettings()).kind("model_call")
     assert [call.request for call in calls] == [{"tools": TOOLS}] * 3
     assert calls[0].request["tools"] is calls[2].request["tools"]
     assert [call.response for call in calls] == [None] * 3
 
 
+def test_a_file_of_one_chunk_is_kept_whole(tmp_path: Path) -> None:
+    # Decoding holds one chunk's records whole anyway: slimming a small file would save no peak memory.
+    path = tmp_path / "trace.jsonl"
+    proxy_shaped_trace(path, 3, "hi")
+    assert path.stat().st_size < io.CHUNK_BYTES
+    [first, *_] = load_for_analysis(path, AnalyzeSettings()).kind("model_call")
+    assert first.response["stop_reason"] == "tool_use"
+
+
+@pytest.mark.usefixtures("small_chunks")
 def test_a_library_that_names_an_installed_check_keeps_the_records_whole(tmp_path: Path) -> None:
     # A check from an installed package is handed the whole trace: it may read a response.
     cases = tmp_path / "cases"
@@ -111,7 +133,7 @@ def test_a_library_that_names_an_installed_check_keeps_the_records_whole(tmp_pat
     naming = AnalyzeSettings(library=load_case_set(cases))
     assert not may_slim(naming)
     path = tmp_path / "trace.jsonl"
-    proxy_shaped_trace(path, 2, "hi")
-    [first, _] = load_for_analysis(path, naming).kind("model_call")
+    proxy_shaped_trace(path, 4, "hi " * 600)
+    [first, *_] = load_for_analysis(path, naming).kind("model_call")
     assert first.response["stop_reason"] == "tool_use"
     assert first.request["messages"]

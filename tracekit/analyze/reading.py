@@ -16,16 +16,13 @@ older format, a damaged line): the models read it, as before.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from msgspec.structs import replace
 
 from tracekit.analyze.entry import AnalyzeSettings
 from tracekit.trace import Trace, load_trace
-
-if TYPE_CHECKING:
-    from tracekit.cases.loader import CaseSet
 
 #: The fields let go, by record kind (their values become None).
 UNREAD_FIELDS: dict[str, tuple[str, ...]] = {
@@ -70,25 +67,5 @@ class Slimmer:
 
 def may_slim(settings: AnalyzeSettings) -> bool:
     """Whether the records may be slimmed: no case library, or one whose cases name no installed package's
-    check (``expect.checks``, anywhere in a case's expectations)."""
-    return settings.library is None or not _library_names_a_check(settings.library)
-
-
-_NAMING: dict[int, tuple[CaseSet, bool]] = {}
-"""Per case library (by identity; one or two in a process): whether a case names a check."""
-
-
-def _library_names_a_check(library: CaseSet) -> bool:
-    held = _NAMING.get(id(library))
-    if held is None or held[0] is not library:
-        names = any(_names_a_check(case.model_dump(mode="python")) for case in library.cases.values())
-        held = _NAMING[id(library)] = (library, names)
-    return held[1]
-
-
-def _names_a_check(value: Any) -> bool:
-    if isinstance(value, dict):
-        return bool(value.get("checks")) or any(_names_a_check(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_names_a_check(item) for item in value)
-    return False
+    check (``CaseSet.names_checks``)."""
+    return settings.library is None or not settings.library.names_checks

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tracekit.cases.catalog import Catalog, load_catalog_into
 from tracekit.cases.model import Case
@@ -91,7 +92,8 @@ class CaseLibrary:
 
     def case_set(self, left_out: Iterable[str] = ()) -> CaseSet:
         """What analysis needs of this library (``CaseSet``); ``left_out``: the case files that did not load."""
-        return CaseSet(self.cases, self.catalog, tuple(left_out))
+        names_checks = any(_names_a_check(case.model_dump(mode="python")) for case in self.cases.values())
+        return CaseSet(self.cases, self.catalog, tuple(left_out), names_checks)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,17 @@ class CaseSet:
     cases: Mapping[str, Case]
     catalog: Catalog
     left_out: tuple[str, ...] = ()
+    names_checks: bool = False
+    """Whether a case names a check of an installed package (``expect.checks``, anywhere in its expectations):
+    such a check is handed the whole trace, so analysis then keeps every record whole."""
+
+
+def _names_a_check(value: Any) -> bool:
+    if isinstance(value, dict):
+        return bool(value.get("checks")) or any(_names_a_check(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_names_a_check(item) for item in value)
+    return False
 
 
 def nearest_ids(wanted: str, ids: Iterable[str], count: int = 5) -> list[str]:

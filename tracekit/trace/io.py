@@ -192,9 +192,13 @@ def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
     return list(iter_records(path, problems, require_trace=True))
 
 
-def read_intact(path: str | Path, decode: Callable[[bytes], list[Any] | None]) -> list[Any] | None:
+def read_intact(
+    path: str | Path, decode: Callable[[bytes], list[Any] | None], keep: Callable[[Any], Any] | None = None
+) -> list[Any] | None:
     """The records of an intact file of the current format, ``decode`` turning each chunk of whole lines
     (about ``CHUNK_BYTES``, ending with a newline) into its records, or into None when a line does not fit.
+    ``keep``: what is kept of each record of a file read in several chunks, applied as each chunk is decoded
+    (a file of one chunk is held whole while it is decoded anyway: its records are kept as they are).
 
     None when the file does not end with a whole line or start with a header of the current format, or when
     ``decode`` gives up: the caller reads the file with ``iter_records`` then, which says what is wrong where.
@@ -219,7 +223,7 @@ def read_intact(path: str | Path, decode: Callable[[bytes], list[Any] | None]) -
             decoded = decode(chunk)
             if decoded is None:
                 return None
-            records += decoded
+            records += decoded if keep is None else map(keep, decoded)
     return records
 
 
