@@ -18,9 +18,9 @@ from inspect_ai import eval as inspect_eval
 from test_inspect_importer import mock_model, weather_task
 
 from tracekit.cli import cli
-from tracekit.importers import import_inspect, import_tau_bench, inspect_log, write_traces
+from tracekit.importers import eval_zip, import_inspect, import_tau_bench, write_traces
 from tracekit.importers.common import MAX_NAME_BYTES, safe_name
-from tracekit.importers.inspect_log import read_entry
+from tracekit.importers.eval_zip import read_entry
 from tracekit.trace import load_trace, trace_files
 
 
@@ -95,7 +95,7 @@ def inflating(good: Path, target: Path) -> Path:
             out.writestr("header.json", source.read("header.json") if "header.json" in source.namelist() else "{}")
         with out.open("samples/1_epoch_1.json", "w", force_zip64=True) as entry:
             block = b"0" * 2**20
-            for _ in range(inspect_log.MAX_ENTRY_BYTES // len(block) + 1):
+            for _ in range(eval_zip.MAX_ENTRY_BYTES // len(block) + 1):
                 entry.write(block)
     return target
 
@@ -122,7 +122,7 @@ def test_a_hostile_eval_zip_is_named_and_the_good_log_still_imported(good_log: P
 
 
 def test_decompression_is_bounded(good_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inspect_log, "MAX_ENTRY_BYTES", 8 * 2**20)  # the same code path, a smaller bound
+    monkeypatch.setattr(eval_zip, "MAX_ENTRY_BYTES", 8 * 2**20)  # the same code path, a smaller bound
     bomb = inflating(good_log, tmp_path / "bomb.eval")
     assert bomb.stat().st_size < 2**20 // 4
     problems: list[str] = []

@@ -2,11 +2,11 @@
 tracekit writes goes through ``TraceWriter``, every one it reads through ``read_records`` (the models)
 or, for speed, ``tracekit.trace.mirror.read_mirrored`` (read-only mirrors, any projection of them).
 
-The writer appends the lines of each call at once and flushes them, so a crash loses at most the records
-being written; every line passes through the redactor first. The reader streams, a chunk of lines at a time (memory
-holds the records, not the file's bytes): a torn or corrupt line is reported as a ``ReadProblem`` naming the
-file and line, and reading goes on; a file that is not a trace, or whose header cannot be used, is refused
-with an error naming the file, the line and the field.
+The writer appends the lines of each call at once and flushes them, so a crash loses at most the records being
+written; every line passes through the redactor first. The reader streams, a chunk of lines at a time (memory
+holds the records, not the file's bytes): a torn or corrupt line is a ``ReadProblem`` naming the file and line,
+and reading goes on; a file that is not a trace, or whose header cannot be used, is refused naming the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -156,8 +156,7 @@ def _dump_model(value: Any) -> Any:
 def write_trace(path: str | Path, records: Iterable[BaseModel], *, redactor: Redactor | None = None) -> Path:
     """Write a whole trace (header first) to a new file, replacing any file at ``path``."""
     path = Path(path)
-    if path.exists():
-        path.unlink()
+    path.unlink(missing_ok=True)
     with TraceWriter(path, redactor=redactor) as writer:
         for record in records:
             writer.write(record)
@@ -187,18 +186,15 @@ def read_records(path: str | Path, problems: list[ReadProblem]) -> list[Any]:
             return None
 
     records = read_intact(path, validate)
-    if records is not None:
-        return records
-    return list(iter_records(path, problems, require_trace=True))
+    return records if records is not None else list(iter_records(path, problems, require_trace=True))
 
 
 def read_intact(
     path: str | Path, decode: Callable[[bytes], list[Any] | None], keep: Callable[[Any], Any] | None = None
 ) -> list[Any] | None:
     """The records of an intact file of the current format, ``decode`` turning each chunk of whole lines
-    (about ``CHUNK_BYTES``, ending with a newline) into its records, or into None when a line does not fit.
-    ``keep``: what is kept of each record of a file read in several chunks, applied as each chunk is decoded
-    (a file of one chunk is held whole while it is decoded anyway: its records are kept as they are).
+    (about ``CHUNK_BYTES``, ending with a newline) into its records, or into None when a line does not fit;
+    ``keep``: what is kept of each record of a file of several chunks, as each chunk is decoded.
 
     None when the file does not end with a whole line or start with a header of the current format, or when
     ``decode`` gives up: the caller reads the file with ``iter_records`` then, which says what is wrong where.

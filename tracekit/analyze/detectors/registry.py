@@ -228,16 +228,10 @@ class DetectorSpec:
 
     def start(self, context: DetectorContext, options: dict[str, Any]) -> DetectorStream:
         """A fresh stream of this detector for one trace."""
-        stream = self._stream
-        if stream is not None:
-            return stream(context, options)
-        return _FunctionStream(context, options, self.function)  # type: ignore[arg-type]
-
-    @cached_property
-    def _stream(self) -> type[DetectorStream] | None:
-        """The stream class a ``DetectorStream`` detector is (None for a function), told once, not per trace."""
         function = self.function
-        return function if isinstance(function, type) and issubclass(function, DetectorStream) else None
+        if isinstance(function, type) and issubclass(function, DetectorStream):
+            return function(context, options)
+        return _FunctionStream(context, options, function)  # type: ignore[arg-type]
 
 
 #: Every registered detector by finding kind, in registration order.
