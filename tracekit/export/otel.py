@@ -75,7 +75,6 @@ STATUS_UNSET = 0
 STATUS_ERROR = 2
 
 
-
 @dataclass
 class _Span:
     name: str

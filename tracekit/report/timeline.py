@@ -7,20 +7,14 @@ results JSON alone (arguments, no results), so a report never fails for a moved 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tracekit.analyze.graph import build_graph
-from tracekit.constants import IMAGE_TYPES  # images a trace may carry inline that the page shows
 from tracekit.providers import get_provider
-from tracekit.report.case_view import as_mapping
+from tracekit.report.content_blocks import Block, content_blocks, plain_text, result_text
 from tracekit.report.env import clip, compact_json, pretty_json
 from tracekit.report.runs import Finding, Run
 from tracekit.report.svg import GraphEdge, GraphNode
@@ -35,17 +29,7 @@ from tracekit.trace import (
     content_text,
 )
 
-_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
-@dataclass
-class Block:
-    """A piece of message content: text, thinking, an image, or something else described as text."""
-
-    type: str
-    text: str = ""
-    image_src: str | None = None
 
 
 @dataclass
@@ -187,11 +171,11 @@ def _timeline(
     for record in trace.records:  # every record, side calls included; told apart by kind
         kind = record.kind
         if kind == "system_message":
-            items.append(Item("system", blocks=_blocks(record.content)))
+            items.append(Item("system", blocks=content_blocks(record.content)))
         elif kind == "user_message":
-            items.append(Item("user", blocks=_blocks(record.content), detail={"message": record.message_index}))
+            items.append(Item("user", blocks=content_blocks(record.content), detail={"message": record.message_index}))
         elif kind == "assistant_message":
-            blocks = [b for b in _blocks(record.content) if b.type != "tool_use"]
+            blocks = [b for b in content_blocks(record.content) if b.type != "tool_use"]
             if blocks:
                 items.append(
                     Item("assistant", blocks=blocks, detail={"message": record.message_index,
@@ -209,7 +193,7 @@ def _timeline(
             items.append(Item("call", call=view))
         elif kind == "tool_result":
             if id(record) not in shown_results:
-                items.append(Item("result", blocks=[Block("text", _result_text(record.content))],
+                items.append(Item("result", blocks=[Block("text", result_text(record.content))],
                                   detail={"is_error": record.is_error, "name": record.name,
                                           "tool_use_id": record.tool_use_id}))
         elif kind == "model_call":
@@ -217,10 +201,10 @@ def _timeline(
         elif kind == "intercept":
             if record.call_index is None and (record.tool_use_id or "") not in by_use_id:
                 items.append(Item("intercept", detail={"mode": record.mode, "tool": record.tool,
-                                                       "injected": _plain(record.injected)}))
+                                                       "injected": plain_text(record.injected)}))
         elif kind == "error":
             items.append(Item("error", detail={"source": record.source, "message": record.message,
-                                               "status": record.status, "body": _plain(record.body)}))
+                                               "status": record.status, "body": plain_text(record.body)}))
         elif kind == "guard":  # the live guard's events (record --guard)
             items.append(Item("guard", detail={"action": record.action, "rule": record.rule, "calls": record.calls,
                                                "message": record.message}))  # fmt: skip
@@ -238,14 +222,14 @@ def _call_view(
     injection = "; ".join(
         intercept.mode + (f" on {intercept.tool}" if intercept.tool else "") for intercept in intercepts
     )
-    original = "\n".join(_plain(i.original) for i in intercepts if i.original is not None)
+    original = "\n".join(plain_text(i.original) for i in intercepts if i.original is not None)
     return CallView(
         index=call.index,
         name=call.name,
         input=call.input,
         tool_use_id=call.id,
         has_result=result is not None,
-        result=_result_text(result.content) if result is not None else "",
+        result=result_text(result.content) if result is not None else "",
         is_error=result.is_error if result is not None else False,
         injected=bool(intercepts) or (result.injected if result is not None else False),
         injection=injection,
@@ -261,7 +245,7 @@ def _tool_side(view: CallView, exchange: Any) -> None:
     result = exchange.result if isinstance(exchange.result, dict) else {}
     view.tool_latency_ms = exchange.latency_ms
     view.tool_error = bool(result.get("isError")) or exchange.error is not None
-    returned = _result_text(result.get("content")) if result else _plain(exchange.error)
+    returned = result_text(result.get("content")) if result else plain_text(exchange.error)
     view.tool_server = returned if returned != view.result else None
 
 
@@ -343,70 +327,8 @@ def _model_detail(record: ModelCall) -> dict[str, Any]:
         "stop_reason": record.stop_reason,
         "attempts": record.attempts,
         "partial": record.partial,
-        "error": _plain(record.error) if record.error else "",
+        "error": plain_text(record.error) if record.error else "",
     }
-
-
-def _blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [Block("text", content)]
-    blocks = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            blocks.append(Block("text", str(block)))
-            continue
-        kind = str(block.get("type") or "")
-        if kind == "text":
-            blocks.append(Block("text", str(block.get("text", ""))))
-        elif kind == "thinking":
-            blocks.append(Block("thinking", str(block.get("thinking", ""))))
-        elif kind == "redacted_thinking":
-            blocks.append(Block("thinking", "(redacted thinking)"))
-        elif kind in ("tool_use", "server_tool_use"):
-            blocks.append(Block("tool_use"))
-        elif kind == "image":
-            blocks.append(_image(block))
-        else:
-            blocks.append(Block("other", pretty_json(block)))
-    return blocks
-
-
-def _image(block: Mapping[str, Any]) -> Block:
-    """An inline base64 image of a known type is shown (a data: URI, no request); others are described."""
-    source = as_mapping(block.get("source"))
-    media_type = str(source.get("media_type") or "")
-    data = source.get("data")
-    if source.get("type") == "base64" and media_type in IMAGE_TYPES and isinstance(data, str) and _BASE64.match(data):
-        try:
-            base64.b64decode(data, validate=False)
-        except (binascii.Error, ValueError):
-            pass
-        else:
-            compact = "".join(data.split())
-            return Block("image", f"{media_type}, {len(compact) * 3 // 4:,} bytes",
-                         image_src=f"data:{media_type};base64,{compact}")
-    where = source.get("url") or source.get("path") or media_type or "image"
-    return Block("image", f"image not embedded: {where}")
-
-
-def _result_text(content: Any) -> str:
-    """Result content as text; JSON objects and arrays indented so they can be read."""
-    text = content_text(content)
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            return pretty_json(orjson.loads(stripped))
-        except orjson.JSONDecodeError:
-            return text
-    return text
-
-
-def _plain(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, Mapping) and "content" in value:
-        return _result_text(value["content"]) + (" (is_error)" if value.get("is_error") else "")
-    return value if isinstance(value, str) else pretty_json(value)
 
 
 def _findings_by_call(findings: Iterable[Finding]) -> dict[int, list[Finding]]:
