@@ -96,7 +96,7 @@ class RecordedVerdicts:
     def _analyze(self) -> dict[str, list[Run]]:
         from tracekit.analyze.results import build_results
         from tracekit.application import Analysis
-        from tracekit.report.runs import runs_from_results, sort_runs
+        from tracekit.report.run_order import runs_from_results, sort_runs
 
         try:
             analysis = Analysis.build([self.recordings], library=self.library)

@@ -247,7 +247,7 @@ def test_traces_table_says_why_a_trace_failed(report_inputs: dict[str, Any], tmp
 
 
 def test_ids_sort_naturally() -> None:
-    from tracekit.report.runs import natural_key
+    from tracekit.report.run_order import natural_key
 
     assert sorted(["task10", "task2", "task1"], key=natural_key) == ["task1", "task2", "task10"]
 

@@ -7,7 +7,8 @@ are self-contained and byte-for-byte deterministic.
 
 from tracekit.report.junit import render_junit
 from tracekit.report.markdown import render_markdown
-from tracekit.report.runs import Run, runs_from_results
+from tracekit.report.run_order import runs_from_results
+from tracekit.report.runs import Run
 from tracekit.report.svg import GraphEdge, GraphNode, render_call_graph
 from tracekit.report.writer import ReportOutcome, ResultsError, read_results, write_reports
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from tracekit import __version__
 from tracekit.diff import diff_results
-from tracekit.report.runs import RANK, Run, short_run_name, sort_runs
+from tracekit.report.run_order import sort_runs
+from tracekit.report.runs import RANK, Run, short_run_name
 from tracekit.report.summary import Tally
 from tracekit.results.model import Results
 from tracekit.results.summary import GroupFigures, ResultsSummary

@@ -36,7 +36,8 @@ from tracekit.report.case_view import CaseView
 from tracekit.report.compare import BaselineDiff, GroupComparison
 from tracekit.report.env import report_environment
 from tracekit.report.index_view import index_context, trace_columns
-from tracekit.report.runs import RESULTS, Run, failures_first
+from tracekit.report.run_order import failures_first
+from tracekit.report.runs import RESULTS, Run
 from tracekit.report.summary import KindGroup, PassK
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import CallView, TraceTotals, build_trace_view

@@ -14,7 +14,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from tracekit.report.runs import Run, sort_runs
+from tracekit.report.run_order import sort_runs
+from tracekit.report.runs import Run
 
 #: Characters XML 1.0 cannot carry (control characters other than tab, newline, carriage return).
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -37,7 +37,8 @@ from markupsafe import Markup
 from tracekit.output import write_text
 from tracekit.report.env import report_environment
 from tracekit.report.html import PageLink, ReportInputs, SiteLinks, usage_reported
-from tracekit.report.runs import Run, failures_first
+from tracekit.report.run_order import failures_first
+from tracekit.report.runs import Run
 from tracekit.report.svg import render_call_graph
 from tracekit.report.timeline import build_trace_view
 

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracekit.report.runs import RESULTS, Run, short_run_name, sort_runs
+from tracekit.report.run_order import sort_runs
+from tracekit.report.runs import RESULTS, Run, short_run_name
 from tracekit.results.summary import ResultsSummary, VerdictCounts
 
 

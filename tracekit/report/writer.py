@@ -30,7 +30,8 @@ from tracekit.report.compare import compare_groups, diff_baseline
 from tracekit.report.html import PAGE_SIZE, ReportInputs, TraceLoader, write_html_report
 from tracekit.report.junit import failing_results, render_junit
 from tracekit.report.markdown import render_markdown
-from tracekit.report.runs import Run, RunKey, label_runs, runs_from_results, sort_runs
+from tracekit.report.run_order import label_runs, runs_from_results, sort_runs
+from tracekit.report.runs import Run, RunKey
 from tracekit.report.single import SingleReport, write_single_html
 from tracekit.report.summary import pass_hat_k
 from tracekit.results.model import Results, read_results_file
