@@ -226,6 +226,13 @@ class Recorder:
         for trace in list(self.traces):
             await trace.written()
 
+    async def settled(self, trace: SessionTrace) -> None:
+        """Wait until the records of ``trace`` recorded so far are in its file (after a scrub that holds it)."""
+        if trace.held and self._scrubbing is not None:
+            async with self._scrubbing:
+                pass
+        await trace.written()
+
     # -- secrets learnt late -----------------------------------------------------------------------------
 
     async def rescrub(self, secrets: list[str] | None = None) -> None:

@@ -312,6 +312,7 @@ class Proxy(AnswerNotifier):
         finally:
             self.tracker.complete(exchange)  # (shows the observer the answer, then records the exchange)
         assert ending is not None
+        await self.tracker.recorded(exchange)  # in the file before the client sees the answer's end
         return await ending.finish(request)
 
     async def _answer(self, exchange: Exchange) -> Answer:

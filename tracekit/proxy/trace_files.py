@@ -79,6 +79,11 @@ class SessionTrace:
         """Whether the file has been created (it may hold records)."""
         return self._created and self.path is not None and not self._closed
 
+    @property
+    def held(self) -> bool:
+        """Whether new records wait in memory while the file is scrubbed again (``hold``)."""
+        return self._held > 0
+
     def hold(self) -> None:
         """Keep new records in memory and close the file, until as many ``release`` calls (a scrub rewrites it)."""
         self._held += 1

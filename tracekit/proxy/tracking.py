@@ -147,6 +147,18 @@ class ExchangeTracker:
             self.recording_errors.append(exc)
             log.exception("tracekit: could not record an exchange of session %s", session.id)
 
+    async def recorded(self, exchange: Exchange) -> None:
+        """Wait until ``exchange``, just completed, is in its session's file: awaited before the answer's last
+        bytes go to the client, so that what the client saw survives ``kill -9``. The recording ``complete``
+        queued runs first (``asyncio.sleep(0)`` lets the callbacks already queued run, in order), then any
+        wait for the file: its creation in the helper thread, or a scrub that holds it."""
+        if self.recorder is None:
+            return
+        await asyncio.sleep(0)
+        trace = exchange.turn.session.trace
+        if trace is not None and trace.builder.records:
+            await self.recorder.settled(trace)
+
     async def drain(self) -> None:
         """Wait until every scheduled recording ran."""
         for _ in range(1000):

@@ -256,6 +256,7 @@ class ResponsesSocket:
                 received.status = event["status"]
             received.t_end = now
             self.proxy.tracker.complete(exchange)
+            await self.proxy.tracker.recorded(exchange)  # in the file before the client sees the end
         await self.client.send_str(text)
         return ended
 
