@@ -4,8 +4,8 @@ Records are derived by the trace's ``TraceBuilder`` (each request re-sends the h
 is recorded) and appended to the session's file, every line through the redactor, one write per
 exchange (``tracekit.proxy.trace_files``). A crash loses at most the exchanges in flight.
 
-The write stays on the event loop, in the callback that runs as soon as the answer's last bytes were
-handed to the socket (``tracking``): a write and flush of one exchange's lines costs a few microseconds
+The write stays on the event loop, in the callback queued as soon as the answer is known; its last bytes
+go to the client only once that ran and the file holds it (``Tracker.recorded``): a write and flush of one exchange's lines costs a few microseconds
 (7 us on the benchmark machine), which a writer thread would spend again handing the records over (and
 under the GIL no serialization runs beside the loop anyway); and records waiting in a queue or a timer's
 batch would widen what ``kill -9`` can lose from the exchanges in flight to every reply of the last
