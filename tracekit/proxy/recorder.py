@@ -5,13 +5,13 @@ is recorded) and appended to the session's file, every line through the redactor
 exchange (``tracekit.proxy.trace_files``). A crash loses at most the exchanges in flight.
 
 The write stays on the event loop, in the callback queued as soon as the answer is known; its last bytes
-go to the client only once that ran and the file holds it (``Tracker.recorded``): a write and flush of one exchange's lines costs a few microseconds
-(7 us on the benchmark machine), which a writer thread would spend again handing the records over (and
-under the GIL no serialization runs beside the loop anyway); and records waiting in a queue or a timer's
-batch would widen what ``kill -9`` can lose from the exchanges in flight to every reply of the last
-batch. Each session has its own file and sends one request at a time, so there is nothing to batch
-per file either. ``fsync=True`` (``--fsync``) adds an fsync per exchange for those who need power-loss
-durability.
+go to the client only once that ran and the file holds it (``Tracker.recorded``). A write and flush of one
+exchange's lines costs a few microseconds (7 us on the benchmark machine), which a writer thread would
+spend again handing the records over (and under the GIL no serialization runs beside the loop anyway);
+and records waiting in a queue or a timer's batch would widen what ``kill -9`` can lose from the
+exchanges in flight to every reply of the last batch. Each session has its own file and sends one
+request at a time, so there is nothing to batch per file either. ``fsync=True`` (``--fsync``) adds an
+fsync per exchange for those who need power-loss durability.
 
 A failed attempt that the SDK will retry is written at once as an ``error`` record carrying what replay
 needs (``request_key``, ``attempt``, the answer); the turn's ``model_call`` follows when an attempt
