@@ -43,9 +43,10 @@ def test_every_public_name_of_the_package_loads_on_first_use() -> None:
 
 
 def test_replay_serves_before_loading_the_proxy_models_or_yaml() -> None:
-    """What ``tracekit replay`` imports before its port opens (issue 31 item 5: start-up at most 0.5 s) leaves
-    out what the background build needs: pydantic, the record models, the proxy itself and PyYAML (read only
-    when the recordings have a ``replay.yaml``)."""
+    """What ``tracekit replay`` imports before its port opens and answers health (issue 31 item 5: start-up at
+    most 0.5 s) leaves out what is imported in the background: aiohttp (the front door answers meanwhile),
+    pydantic, the record models, the proxy itself and PyYAML (read only when the recordings have a
+    ``replay.yaml``)."""
     probe = (
         "import sys\nimport tracekit.cli.main, tracekit.cli.replay, tracekit.proxy.launch\n"
         f"print(' '.join(name for name in {BUILT_IN_BACKGROUND!r} if name in sys.modules))\n"
@@ -54,4 +55,6 @@ def test_replay_serves_before_loading_the_proxy_models_or_yaml() -> None:
     assert loaded.split() == []
 
 
-BUILT_IN_BACKGROUND = ("pydantic", "yaml", "tracekit.proxy.server", "tracekit.trace.models", "tracekit.cases")
+BUILT_IN_BACKGROUND = (
+    "aiohttp", "pydantic", "yaml", "tracekit.proxy.server", "tracekit.trace.models", "tracekit.cases"
+)

@@ -72,7 +72,7 @@ def replay(
     # The proxy is loaded when the command runs, not for --help (tracekit.cli.proxy_options loads none of it).
     from tracekit.cli.paths import output_folder
     from tracekit.proxy.launch import match_rules
-    from tracekit.proxy.runner import check_host
+    from tracekit.proxy.listening import check_host
 
     if on_miss == "record" and not upstream:
         raise click.UsageError("--on-miss record needs --upstream URL")

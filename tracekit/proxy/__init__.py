@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from tracekit.proxy.config import ProxyConfig
     from tracekit.proxy.keys import first_difference, normalized_request, request_key, route_key
     from tracekit.proxy.launch import RedactingFilter, redact_logs
+    from tracekit.proxy.listening import check_host, is_loopback
     from tracekit.proxy.loading import LoadingProxy
     from tracekit.proxy.options import DEFAULT_MAX_BODY_BYTES
     from tracekit.proxy.raw_text import bytes_of
     from tracekit.proxy.recorder import Recorder, RecordingStats
     from tracekit.proxy.replayer import RecordedAnswer, RecordedRoute, ReplayIndex
     from tracekit.proxy.request_secrets import SECRET_QUERY_PARAMETERS, SecretFields
-    from tracekit.proxy.runner import RunningProxy, check_host, is_loopback, serve
+    from tracekit.proxy.runner import RunningProxy, serve
     from tracekit.proxy.server import HEALTH_PATH, Proxy
     from tracekit.proxy.sessions import Session, SessionRegistry
     from tracekit.proxy.shared_texts import resolve_shared_texts
@@ -54,7 +55,8 @@ _HOMES = {
     "replayer": ["RecordedAnswer", "RecordedRoute", "ReplayIndex"],
     "recorder": ["Recorder", "RecordingStats"],
     "launch": ["RedactingFilter", "redact_logs"],
-    "runner": ["RunningProxy", "check_host", "is_loopback", "serve"],
+    "listening": ["check_host", "is_loopback"],
+    "runner": ["RunningProxy", "serve"],
     "sessions": ["Session", "SessionRegistry"],
     "trace_files": ["SessionTrace"],
     "raw_text": ["bytes_of"],

@@ -162,13 +162,16 @@ class GuardedSite(web.SockSite):
         if guarded is not None:
             guarded.answered()
 
+    def protocol(self) -> asyncio.Protocol:
+        """A new connection's protocol: the application's request handler within the bounds."""
+        server = self._runner.server
+        assert server is not None
+        return _Guarded(server(), self)
+
     async def start(self) -> None:
         await web.BaseSite.start(self)
         loop = asyncio.get_running_loop()
-        server = self._runner.server
-        assert server is not None
-        self._server = await loop.create_server(lambda: _Guarded(server(), self), sock=self._sock,
-                                                backlog=self._backlog)  # fmt: skip
+        self._server = await loop.create_server(self.protocol, sock=self._sock, backlog=self._backlog)
 
 
 class _AcceptErrors(logging.Filter):

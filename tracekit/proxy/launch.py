@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import socket
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracekit.errors import ProxySetupError, TracekitError
+from tracekit.loop_thread import stop_on_signals
 from tracekit.proxy.config import ProxyConfig, check_config
-from tracekit.proxy.loading import LoadingProxy
+from tracekit.proxy.front_door import FrontDoor
+from tracekit.proxy.listening import announce_to_stdout, bind, check_host, url_of
 from tracekit.proxy.matching import RUNGS, MatchRules
-from tracekit.proxy.runner import announce_to_stdout, bind, check_host, serve
 from tracekit.redact import Redactor, default_redactor
 
 if TYPE_CHECKING:
     from tracekit.intercepts import InterceptConfig
+    from tracekit.proxy.loading import LoadingProxy
     from tracekit.proxy.recorder import RecordingStats
     from tracekit.proxy.server import Proxy
 
@@ -115,14 +118,10 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
     except ValueError as exc:
         raise ProxySetupError(str(exc)) from exc
     if config.mode == "replay":
-        # The port opens at once; the recordings load in the background, requests meanwhile waiting for them.
-        stopping = asyncio.Event()
-        loading = LoadingProxy(config, lambda: build_proxy(config), ready=lambda built: _loaded(built, echo),
-                               failed=stopping.set)  # fmt: skip
-        asyncio.run(serve(loading, host, port, announce_to_stdout(config.mode), sock, stopping))
-        if loading.failure is not None:
+        loading = asyncio.run(_replay(config, host, sock, lambda built: _loaded(built, echo)))
+        if loading is not None and loading.failure is not None:
             raise loading.failure
-        if loading.proxy is None:
+        if loading is None or loading.proxy is None:
             echo("tracekit replay: stopped before the recordings were loaded")
             echo(replay_summary({}, []))
             return
@@ -133,6 +132,7 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
         except TracekitError:
             sock.close()
             raise
+        serve, _ = _server_side()
         asyncio.run(serve(proxy, host, port, announce_to_stdout(config.mode), sock))
     errors = proxy.tracker.recording_errors
     if errors:
@@ -146,6 +146,39 @@ def run(config: ProxyConfig, host: str, port: int, allow_remote: bool, say: Call
     recorder = proxy.tracker.recorder
     if recorder is not None and (config.mode == "record" or recorder.stats.exchanges):
         echo(recording_summary(config.mode, recorder.stats, recorder.out_dir))
+
+
+async def _replay(
+    config: ProxyConfig, host: str, sock: socket.socket, ready: Callable[[Proxy], None]
+) -> LoadingProxy | None:
+    """Serve replay from ``sock`` at once and until stopped: health at the front door while aiohttp is imported
+    in a thread, then the recordings loaded in the background (``LoadingProxy``), which takes over the
+    connections the door held. None when a stop came before aiohttp was imported."""
+    stopping = asyncio.Event()
+    stop_on_signals(stopping)
+    door = await FrontDoor.open(sock, config.max_connections)
+    announce_to_stdout(config.mode)(url_of(host, sock.getsockname()[1]))
+    importing = asyncio.ensure_future(asyncio.to_thread(_server_side))
+    stop_asked = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait((importing, stop_asked), return_when=asyncio.FIRST_COMPLETED)
+    stop_asked.cancel()
+    if stopping.is_set():
+        door.close()
+        return None
+    serve, loading_proxy = importing.result()
+    loading = loading_proxy(config, lambda: build_proxy(config), ready=ready, failed=stopping.set)
+    await serve(loading, host, sock.getsockname()[1], None, sock, stopping, door)
+    return loading
+
+
+def _server_side() -> tuple[Callable[..., Coroutine[Any, Any, None]], type[LoadingProxy]]:
+    """``serve`` and ``LoadingProxy``: aiohttp's side of serving, about 0.3 s of import that replay spends
+    answering health at its front door (issue 31 item 5). Nothing of the proxy imports this module, so the
+    late import hides no cycle."""
+    from tracekit.proxy.loading import LoadingProxy
+    from tracekit.proxy.runner import serve
+
+    return serve, LoadingProxy
 
 
 #: Requests answered by a rung other than ``exact`` that replay lists by name at exit.

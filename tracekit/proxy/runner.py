@@ -1,4 +1,4 @@
-"""Running a proxy: binding (loopback unless told otherwise), announcing the URL, stopping cleanly.
+"""Running a proxy: serving it on a bound socket (``tracekit.proxy.listening``), stopping cleanly.
 
 ``serve`` is what ``tracekit record`` / ``tracekit replay`` run: it prints
 ``tracekit <mode>: listening on http://127.0.0.1:PORT`` (flushed, so a parent process can read the port
@@ -15,20 +15,18 @@ tests and notebooks::
 from __future__ import annotations
 
 import asyncio
-import errno
-import ipaddress
 import logging
 import socket
-import sys
 from collections.abc import Callable
 from typing import Protocol
 
 from aiohttp import web
 
-from tracekit.errors import TracekitError
 from tracekit.loop_thread import LoopThread, ThreadServed, stop_on_signals
 from tracekit.proxy.config import ProxyConfig
 from tracekit.proxy.connections import ConnectionLimits, GuardedSite, quiet_accept_errors
+from tracekit.proxy.front_door import FrontDoor
+from tracekit.proxy.listening import bind, url_of
 
 log = logging.getLogger(__name__)
 
@@ -52,58 +50,11 @@ class Served(Protocol):
         """Finish recording, close what is open."""
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names a loopback address (``localhost`` counts)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def check_host(host: str, allow_remote: bool, warn: Callable[[str], None]) -> None:
-    """Refuse a non-loopback bind address unless ``allow_remote``; then warn."""
-    if is_loopback(host):
-        return
-    if not allow_remote:
-        raise TracekitError(
-            f"refusing to listen on {host}: the proxy forwards API keys, so it binds to loopback only. "
-            "Pass --allow-remote to listen on other interfaces."
-        )
-    warn(f"tracekit: warning: listening on {host}; anyone who can reach it can use the upstream with your keys")
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``, bound before anything else starts (no output folder created, no
-    recording loaded for a port that is taken); ``TracekitError`` saying what to do when it cannot be."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as exc:
-        sock.close()
-        hint = ""
-        if exc.errno == errno.EADDRINUSE:
-            hint = "; another program is listening there: give another --port, or --port 0 for a free one (printed)"
-        raise TracekitError(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from exc
-    sock.listen(512)
-    sock.setblocking(False)
-    return sock
-
-
-def url_of(host: str, port: int) -> str:
-    """``http://host:port`` (IPv6 hosts bracketed)."""
-    host = host.strip("[]")
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 async def start(
-    proxy: Served, host: str, port: int, sock: socket.socket | None = None
+    proxy: Served, host: str, port: int, sock: socket.socket | None = None, door: FrontDoor | None = None
 ) -> tuple[web.AppRunner, str]:
     """Bind (unless given a socket ``bind`` made) and start serving ``proxy`` in the running loop; returns
-    the runner and the URL."""
+    the runner and the URL. The connections a ``door`` serving ``sock`` holds are handed to it."""
     sock = sock or bind(host, port)
     # In-flight exchanges are stopped by ``stop`` first; the runner's own timeout only bounds closing idle
     # keep-alive connections.
@@ -116,7 +67,11 @@ async def start(
     bounds = ConnectionLimits(config.header_timeout, config.idle_timeout, config.max_connections)
     site = GuardedSite(runner, sock, bounds)
     proxy.answered = site.answered
+    if door is not None:
+        door.stop_accepting()
     await site.start()
+    if door is not None:
+        door.hand_over(site.protocol)
     return runner, url_of(host, sock.getsockname()[1])
 
 
@@ -133,28 +88,20 @@ async def stop(proxy: Served, runner: web.AppRunner) -> None:
 
 
 async def serve(
-    proxy: Served, host: str, port: int, announce: Callable[[str], None], sock: socket.socket | None = None,
-    stopping: asyncio.Event | None = None,
+    proxy: Served, host: str, port: int, announce: Callable[[str], None] | None, sock: socket.socket | None = None,
+    stopping: asyncio.Event | None = None, door: FrontDoor | None = None,
 ) -> None:
-    """Serve until SIGTERM or SIGINT (or until ``stopping`` is set), then finish writing and return."""
+    """Serve until SIGTERM or SIGINT (or until ``stopping`` is set), then finish writing and return. ``announce``
+    gets the URL once serving (None: announced already, by the ``door`` serving ``sock``)."""
     stopping = stopping or asyncio.Event()
     stop_on_signals(stopping)
-    runner, url = await start(proxy, host, port, sock)
-    announce(url)
+    runner, url = await start(proxy, host, port, sock, door)
+    if announce is not None:
+        announce(url)
     try:
         await stopping.wait()
     finally:
         await stop(proxy, runner)
-
-
-def announce_to_stdout(mode: str) -> Callable[[str], None]:
-    """Print ``tracekit <mode>: listening on URL`` and flush."""
-
-    def announce(url: str) -> None:
-        print(f"tracekit {mode}: listening on {url}", flush=True)
-        sys.stdout.flush()
-
-    return announce
 
 
 class RunningProxy(ThreadServed):
