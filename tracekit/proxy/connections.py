@@ -35,10 +35,6 @@ from tracekit.proxy import limits
 log = logging.getLogger(__name__)
 
 _HEAD_END = b"\r\n\r\n"
-_BUSY = 503
-_REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-            b"Connection: close\r\nContent-Length: %d\r\n\r\n%s")  # fmt: skip
-_REFUSAL_BODY = b'{"error":{"type":"overloaded","message":"tracekit proxy: too many connections; retry shortly"}}'
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class _Guarded(asyncio.Protocol):
         site = self._site
         if len(site.open) >= site.limits.max_connections:
             site.events.note("refused", site.limits.max_connections)
-            transport.write(_REFUSAL % (len(_REFUSAL_BODY), _REFUSAL_BODY))
+            transport.write(limits.BUSY_REFUSAL)
             transport.close()
             return
         site.open[transport] = self

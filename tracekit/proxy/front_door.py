@@ -30,14 +30,12 @@ import socket
 from collections.abc import Callable
 
 from tracekit.constants import HEALTH_PATH
+from tracekit.proxy.limits import BUSY_REFUSAL
 
 _HEAD_END = b"\r\n\r\n"
 _LOADING = b'{"status": "loading"}'
-_HEALTH_ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
-                  b"Content-Length: %d\r\n%s\r\n") % (len(_LOADING), b"%s")  # fmt: skip
-_BUSY_BODY = b'{"error":{"type":"overloaded","message":"tracekit proxy: too many connections; retry shortly"}}'
-_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s") % (len(_BUSY_BODY), _BUSY_BODY)  # fmt: skip
+_HEALTH_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+                b"Content-Length: %d\r\n" % len(_LOADING))  # fmt: skip
 #: A head this long with no end is held for the real server, which refuses it with its own status.
 _LONGEST_HEAD = 64 * 1024
 
@@ -97,7 +95,7 @@ class _Waiting(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         if len(self.door._connections) >= self.door.max_connections:
-            transport.write(_BUSY)
+            transport.write(BUSY_REFUSAL)
             transport.close()
             return
         self.door._connections[self] = None
@@ -109,8 +107,8 @@ class _Waiting(asyncio.Protocol):
             if health is None:
                 break
             answer, close = health
+            self.door.health_answers += 1  # counted first: the client may look as soon as it is written
             self.transport.write(answer)
-            self.door.health_answers += 1
             del self.received[: end + len(_HEAD_END)]
             if close:
                 self.transport.close()
@@ -174,7 +172,7 @@ def _health_request(head: bytes) -> tuple[bytes, bool] | None:
     if b"transfer-encoding" in fields or fields.get(b"content-length", b"0") != b"0":
         return None
     close = fields.get(b"connection") == b"close" or line.endswith(b" HTTP/1.0")
-    answer = _HEALTH_ANSWER % (b"Connection: close\r\n" if close else b"")
+    answer = _HEALTH_HEAD + (b"Connection: close\r\n\r\n" if close else b"\r\n")
     return (answer if line.startswith(b"HEAD ") else answer + _LOADING), close
 
 

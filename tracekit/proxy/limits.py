@@ -23,6 +23,10 @@ IDLE_TIMEOUT = 120.0
 MAX_CONNECTIONS = 512
 SESSION_IDLE_TIMEOUT = 1800.0
 
+_BUSY_BODY = b'{"error":{"type":"overloaded","message":"tracekit proxy: too many connections; retry shortly"}}'
+BUSY_REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                b"Connection: close\r\nContent-Length: %d\r\n\r\n%s") % (len(_BUSY_BODY), _BUSY_BODY)  # fmt: skip
+"""What a connection beyond ``MAX_CONNECTIONS`` is answered before it is closed."""
 
 #: Each bound's command-line option: (option, ProxyConfig field, type, default, help). A number must be
 #: positive (the CLI builds its options from this table: ``tracekit.cli.proxy_options.limit_options``).
