@@ -76,6 +76,32 @@ class Transport(asyncio.Transport):
     def pause_reading(self) -> None:
         self.reading = False
 
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def is_reading(self) -> bool:
+        return self.reading
+
+    def is_closing(self) -> bool:
+        return False
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.protocol = protocol
+
+
+class Received(asyncio.Protocol):
+    """The real server's protocol, as far as the hand-over shows it."""
+
+    def __init__(self) -> None:
+        self.made: asyncio.BaseTransport | None = None
+        self.data = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.made = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.data += data
+
 
 def test_a_health_head_in_pieces_is_read_whole_and_any_other_request_waits() -> None:
     door = FrontDoor(max_connections=8)
@@ -89,6 +115,26 @@ def test_a_health_head_in_pieces_is_read_whole_and_any_other_request_waits() -> 
     other.data_received(b"GET /_tracekit/healthz HTTP/1.1\r\n")  # not health: held, unanswered
     assert not other_transport.reading and not other_transport.written and door.held.is_set()
     assert door.health_answers == 1
+
+
+def test_a_connection_whose_protocol_starts_after_the_hand_over_goes_to_the_real_server() -> None:
+    """asyncio starts an accepted connection's protocol one loop turn after accepting it: one accepted just
+    before the door stopped accepting must not stay at a door that was already handed over."""
+    door = FrontDoor(max_connections=8)
+    held, late = _Waiting(door), _Waiting(door)
+    held.connection_made(held_transport := Transport())
+    held.data_received(b"POST /v1/messages HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")
+    taken: list[Received] = []
+
+    def protocol() -> Received:
+        taken.append(Received())
+        return taken[-1]
+
+    assert door.hand_over(protocol) == 1
+    late.connection_made(late_transport := Transport())
+    [first, second] = taken
+    assert first.made is held_transport and first.data.endswith(b"\r\n\r\n{}") and held_transport.reading
+    assert second.made is late_transport and late_transport.protocol is second
 
 
 def test_health_on_a_kept_alive_connection_then_head_and_close() -> None:

@@ -51,6 +51,10 @@ class FrontDoor:
         """Health requests answered ``loading`` here."""
         self._connections: dict[_Waiting, None] = {}
         self._server: asyncio.Server | None = None
+        self._taken_by: Callable[[], asyncio.Protocol] | None = None
+        """The real server's protocol once handed over: a connection accepted just before, whose protocol
+        starts only now, goes straight to it."""
+        self._closed = False
 
     @classmethod
     async def open(cls, sock: socket.socket, max_connections: int) -> FrontDoor:
@@ -69,6 +73,7 @@ class FrontDoor:
     def hand_over(self, protocol: Callable[[], asyncio.Protocol]) -> int:
         """Give every connection still open to a new ``protocol()``, with the bytes it sent; how many."""
         self.stop_accepting()
+        self._taken_by = protocol
         waiting, self._connections = list(self._connections), {}
         for connection in waiting:
             connection.hand_over(protocol())
@@ -77,6 +82,7 @@ class FrontDoor:
     def close(self) -> None:
         """Stop accepting and close every connection (the command stops before its server started)."""
         self.stop_accepting()
+        self._closed = True
         for connection in list(self._connections):
             connection.transport.close()
         self._connections.clear()
@@ -94,11 +100,18 @@ class _Waiting(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        if len(self.door._connections) >= self.door.max_connections:
+        door = self.door
+        if door._taken_by is not None:
+            self.hand_over(door._taken_by())
+            return
+        if door._closed:
+            transport.close()
+            return
+        if len(door._connections) >= door.max_connections:
             transport.write(BUSY_REFUSAL)
             transport.close()
             return
-        self.door._connections[self] = None
+        door._connections[self] = None
 
     def data_received(self, data: bytes) -> None:
         self.received += data
