@@ -26,6 +26,7 @@ from typing import Any
 
 from tracekit.cases.catalog import Catalog, load_catalog_into
 from tracekit.cases.model import Case
+from tracekit.cases.packed import PackedCases
 from tracekit.cases.yaml_source import (
     Problem,
     YamlDocument,
@@ -93,7 +94,7 @@ class CaseLibrary:
     def case_set(self, left_out: Iterable[str] = ()) -> CaseSet:
         """What analysis needs of this library (``CaseSet``); ``left_out``: the case files that did not load."""
         names_checks = any(_names_a_check(case.model_dump(mode="python")) for case in self.cases.values())
-        return CaseSet(self.cases, self.catalog, tuple(left_out), names_checks)
+        return CaseSet(PackedCases(self.cases), self.catalog, tuple(left_out), names_checks)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ class CaseSet:
     """What analysis needs of a case library: the cases by id and the tool catalog, and the case files that
     did not load (``file:line: what``). Loaded once by the application layer, it travels with the analysis
     settings to every worker process; it leaves out the parsed YAML documents a ``CaseLibrary`` keeps for line
-    numbers, which are most of a library's pickled size."""
+    numbers, which are most of a library's pickled size, and its cases unpickle one by one as they are read
+    (``PackedCases``)."""
 
     cases: Mapping[str, Case]
     catalog: Catalog
