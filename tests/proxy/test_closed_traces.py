@@ -11,7 +11,12 @@ import pytest
 from tracekit.proxy.closed_traces import ClosedTraces
 
 # Names of every kind: Chinese, spaces, a newline (a path may hold one), bytes that are not UTF-8.
-_NAMES = ["会话-0001.jsonl", "with space.jsonl", "line\nbreak.jsonl", b"\xff\xfe-raw.jsonl".decode("utf-8", "surrogateescape")]
+_NAMES = [
+    "会话-0001.jsonl",
+    "with space.jsonl",
+    "line\nbreak.jsonl",
+    b"\xff\xfe-raw.jsonl".decode("utf-8", "surrogateescape"),
+]
 
 
 def _paths(folder: Path, count: int) -> list[Path]:

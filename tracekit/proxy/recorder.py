@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tracekit import __version__
-from tracekit.proxy.exchange import Exchange, Outcome
 from tracekit.proxy.closed_traces import ClosedTraces
+from tracekit.proxy.exchange import Exchange, Outcome
 from tracekit.proxy.memory_release import compacted
 from tracekit.proxy.records import attempt_error, injection_records, model_call, underived
 from tracekit.proxy.sessions import Session
