@@ -96,10 +96,11 @@ def test_expired_sessions_are_freed_before_memory_is_released(tmp_path: Path, mo
     """``release_memory`` collects, clears and trims: what is freed after it (the sessions themselves, while
     the expiry still held them) would stay in the freelists and the heap's holes until the next expiry."""
     alive_at_release: list[int] = []
+    expiring: list[weakref.ref[Session]] = []
 
     def counting() -> None:
         gc.collect()
-        alive_at_release.append(sum(1 for thing in gc.get_objects() if isinstance(thing, Session)))
+        alive_at_release.append(sum(1 for session in expiring if session() is not None))
 
     monkeypatch.setattr(tracking, "release_memory", counting)
     with recording(lambda request: "好的。", tmp_path / "rec") as (_, proxy):
@@ -107,5 +108,6 @@ def test_expired_sessions_are_freed_before_memory_is_released(tmp_path: Path, mo
         for number in range(3):
             question = {"role": "user", "content": f"会话 {number}：你好"}
             client.messages.create(model="claude-x", max_tokens=16, messages=[question])  # type: ignore[list-item]
+        expiring.extend(weakref.ref(session) for session in proxy.proxy.tracker.sessions)
         assert proxy.expire_idle(0) == 3
-    assert alive_at_release == [0]
+    assert len(expiring) == 3 and alive_at_release == [0]
