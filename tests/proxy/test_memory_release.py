@@ -11,23 +11,28 @@ import weakref
 from pathlib import Path
 
 import anthropic
+import pytest
 
+from tracekit.proxy import tracking
 from tracekit.proxy.memory_release import compacted, drop_cancelled_timers
+from tracekit.proxy.sessions import Session
 
 from .helpers import recording
 
 #: The modules that hold a session's state while it lives.
-_SESSION_CODE = ("recorder.py", "sessions.py", "tracking.py", "trace_files.py", "written_tokens.py")
+_SESSION_CODE = ("recorder.py", "sessions.py", "tracking.py", "trace_files.py", "written_tokens.py", "closed_traces.py")
 
 
-def _blocks_left_by_session_code() -> int:
+def _left_by_session_code() -> tuple[int, int]:
+    """Blocks still allocated by the session code, and their bytes."""
     gc.collect()
     snapshot = tracemalloc.take_snapshot()
-    return sum(
-        1 for trace in snapshot.traces
+    left = [
+        trace.size for trace in snapshot.traces
         if any("tracekit/proxy/" in frame.filename and frame.filename.endswith(_SESSION_CODE)
                for frame in trace.traceback)
-    )  # fmt: skip
+    ]  # fmt: skip
+    return len(left), sum(left)
 
 
 def test_expired_sessions_leave_no_block_behind(tmp_path: Path) -> None:
@@ -45,13 +50,15 @@ def test_expired_sessions_leave_no_block_behind(tmp_path: Path) -> None:
         try:
             sessions(100, 10)
             assert proxy.expire_idle(0) == 10
-            after_ten = _blocks_left_by_session_code()
+            after_ten = _left_by_session_code()
             sessions(200, 40)
             assert proxy.expire_idle(0) == 40
-            after_fifty = _blocks_left_by_session_code()
+            after_fifty = _left_by_session_code()
         finally:
             tracemalloc.stop()
-    assert after_fifty == after_ten, "a block per expired session is still allocated"
+    assert after_fifty[0] == after_ten[0], "a block per expired session is still allocated"
+    # (the paths of the closed files, kept for the scrub at close, are on disk: no byte per session either)
+    assert after_fifty[1] == after_ten[1], "memory per expired session is still allocated"
 
 
 def test_cancelled_timers_are_dropped_and_live_ones_still_fire() -> None:
@@ -83,3 +90,24 @@ def test_compacted_empties_in_place_and_copies_what_is_left() -> None:
     names = {"x"}
     names.discard("x")
     assert compacted(names) is names
+
+
+def test_expired_sessions_are_freed_before_memory_is_released(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``release_memory`` collects, clears and trims: what is freed after it (the sessions themselves, while
+    the expiry still held them) would stay in the freelists and the heap's holes until the next expiry."""
+    alive_at_release: list[int] = []
+    expiring: list[weakref.ref[Session]] = []
+
+    def counting() -> None:
+        gc.collect()
+        alive_at_release.append(sum(1 for session in expiring if session() is not None))
+
+    monkeypatch.setattr(tracking, "release_memory", counting)
+    with recording(lambda request: "好的。", tmp_path / "rec") as (_, proxy):
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="tk-memory-key-0002", max_retries=0)
+        for number in range(3):
+            question = {"role": "user", "content": f"会话 {number}：你好"}
+            client.messages.create(model="claude-x", max_tokens=16, messages=[question])  # type: ignore[list-item]
+        expiring.extend(weakref.ref(session) for session in proxy.proxy.tracker.sessions)
+        assert proxy.expire_idle(0) == 3
+    assert len(expiring) == 3 and alive_at_release == [0]

@@ -5,11 +5,14 @@ the periodic sweep does the same on its own."""
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
 import anthropic
 
 from tracekit.guard.observer import LiveGuard
+from tracekit.testing import FakeRequest
 
 from .helpers import kinds, read_records, recording
 
@@ -54,3 +57,45 @@ def test_a_busy_session_is_not_expired_and_a_stitched_one_starts_again_whole(tmp
     later = read_records(files[1])  # the agent re-sent its history: the new trace holds it whole
     assert [r["content"] for r in later if r["kind"] == "user_message"] == ["你好", "还在吗"]
     assert kinds(later).count("model_call") == 1
+
+
+def test_a_key_learnt_after_a_session_expired_is_scrubbed_from_its_file_at_close(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    late_key = "tk-expired-late-key-7319x051123q"
+    with recording(["一", "二"], out) as (_, proxy):
+        _ask(proxy.url, f"先记下这个 key：{late_key}", "early")
+        assert proxy.expire_idle(0) == 1  # closed and scrubbed with what was known then: not this key
+        assert late_key in (out / "early.jsonl").read_text(encoding="utf-8")
+        client = anthropic.Anthropic(base_url=proxy.url, api_key=late_key, max_retries=0)
+        client.messages.create(model="claude-x", max_tokens=8, messages=[{"role": "user", "content": "你好"}])
+    # The expired session's path was kept (on disk) for the scrub at close, with every secret learnt since.
+    early = (out / "early.jsonl").read_text(encoding="utf-8")
+    assert late_key not in early and "[REDACTED]" in early
+
+
+def test_the_upstream_pool_is_closed_only_when_expiry_leaves_nothing_to_answer(tmp_path: Path) -> None:
+    held, go = threading.Event(), threading.Event()
+
+    def script(request: FakeRequest) -> str:
+        if "慢一点" in json.dumps(request.body, ensure_ascii=False):
+            held.set()
+            go.wait(30)
+        return "好"
+
+    with recording(script, tmp_path / "rec") as (_, proxy):
+        upstream = proxy.proxy.upstream
+        assert upstream is not None
+        _ask(proxy.url, "第一个")
+        answers: list[str] = []
+        slow = threading.Thread(target=lambda: answers.append(_ask(proxy.url, "慢一点")))
+        slow.start()
+        assert held.wait(30)
+        assert proxy.expire_idle(0) == 1, "the first session only: the other is mid-exchange"
+        assert upstream.pool_open
+        go.set()
+        slow.join(30)
+        assert answers == ["好"]
+        assert proxy.expire_idle(0) == 1
+        assert not upstream.pool_open, "nothing left to answer: the kept-alive connections are let go"
+        assert _ask(proxy.url, "又来了") == "好"  # the next request opens the pool again
+        assert upstream.pool_open

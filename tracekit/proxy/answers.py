@@ -164,10 +164,15 @@ class UpstreamClient:
             )
 
     async def close(self) -> None:
-        """Close the pool."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close the pool (a later request opens a new one)."""
+        session, self._session = self._session, None  # (a request arriving meanwhile opens its own)
+        if session is not None:
+            await session.close()
+
+    @property
+    def pool_open(self) -> bool:
+        """Whether the connection pool is open (it opens with the first request)."""
+        return self._session is not None
 
     def url_for(self, route: str, query: str) -> str:
         """The upstream URL of a route (a base URL that already ends in ``/v1`` is not doubled)."""

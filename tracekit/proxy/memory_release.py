@@ -17,7 +17,12 @@ are avoided:
   dropping such references);
 - the indexes rebuilt at expiry to give their room back: a new container is allocated in the freshest free
   block, which is among the sessions' arenas. ``compacted`` empties an index in place when nothing is left
-  in it (no allocation) and rebuilds it only when sessions remain.
+  in it (no allocation) and rebuilds it only when sessions remain;
+- the upstream pool's kept-alive connections (the last answers' parser, headers and reader): closed when an
+  expiry leaves nothing to answer (``Proxy.expire_idle``).
+
+``release_memory`` runs once the expired sessions are freed (``ExchangeTracker.expire``): what is freed after
+it waits in CPython's freelists and glibc's heap holes until the next expiry.
 """
 
 from __future__ import annotations

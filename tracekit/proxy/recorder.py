@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tracekit import __version__
+from tracekit.proxy.closed_traces import ClosedTraces
 from tracekit.proxy.exchange import Exchange, Outcome
 from tracekit.proxy.memory_release import compacted
 from tracekit.proxy.records import attempt_error, injection_records, model_call, underived
@@ -108,10 +109,8 @@ class Recorder:
         self._scrubbing: asyncio.Lock | None = None
         self._tokens = WrittenTokens()
         self._expired: set[SessionTrace] = set()
-        self._closed_paths = bytearray()
-        """Trace files of expired sessions, one per line (scrubbed again at close with the secrets learnt
-        since). One buffer, not a string each: thousands of small objects outliving their sessions would keep
-        the memory of everything allocated around them from going back to the system."""
+        self._closed = ClosedTraces()
+        """Trace files of expired sessions (scrubbed again at close with the secrets learnt since), on disk."""
         self._by_path: dict[Path, SessionTrace] = {}
 
     # -- the records of one exchange -------------------------------------------------------------------
@@ -275,7 +274,7 @@ class Recorder:
             self._taken.discard(trace.path)
             if trace.path.exists():
                 _scrub_quietly(trace.path, self.redactor)
-                self._closed_paths += str(trace.path).encode("utf-8", "surrogateescape") + b"\n"
+                self._closed.add(trace.path)
 
     def drop_closed(self) -> None:
         """Forget the traces ``close_session`` closed (once per batch of expired sessions)."""
@@ -284,6 +283,7 @@ class Recorder:
             self.traces[:] = [trace for trace in self.traces if trace not in self._expired]
             self._expired.clear()
             self._by_path = compacted(self._by_path)
+            self._open_files = compacted(self._open_files)
             self._taken = compacted(self._taken)
             self._tokens.compact()
 
@@ -310,13 +310,13 @@ class Recorder:
             finally:
                 if trace.path is not None and trace.path.exists():
                     _scrub_quietly(trace.path, self.redactor)
-        closed_paths = [Path(os.fsdecode(line)) for line in bytes(self._closed_paths).splitlines()]
-        for closed in closed_paths:
+        for closed in self._closed.paths():
             if closed.exists():
                 _scrub_quietly(closed, self.redactor)
-        self.stats.sessions = len(closed_paths) + sum(
+        self.stats.sessions = self._closed.count + sum(
             1 for trace in self.traces if trace.path is not None and trace.path.exists()
             and trace is not getattr(self._side, "trace", None))  # fmt: skip
+        self._closed.close()
 
     # -- helpers ---------------------------------------------------------------------------------------
 

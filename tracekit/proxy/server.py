@@ -35,6 +35,7 @@ from tracekit.proxy.config import ProxyConfig, check_config
 from tracekit.proxy.connections import AnswerNotifier
 from tracekit.proxy.exchange import Exchange
 from tracekit.proxy.headers import register_secrets
+from tracekit.proxy.memory_release import release_memory
 from tracekit.proxy.observers import (
     is_loopback_peer,
     refusal_answer,
@@ -145,7 +146,14 @@ class Proxy(AnswerNotifier):
     async def expire_idle(self, idle: float | None = None) -> int:
         """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``); how many."""
         await self.tracker.drain()  # (recordings scheduled first: then nothing awaits until they are closed)
-        return self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
+        expired = self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
+        if expired and not self.tracker.sessions and not self._in_flight and self.upstream is not None:
+            # Nothing left to answer: the kept-alive upstream connections hold the last answers' state (parser,
+            # headers, reader), allocated among the expired sessions' memory, whose arenas it would keep
+            # (``memory_release``). aiohttp closes them after 60 s idle anyway, before any default expiry.
+            await self.upstream.close()
+            release_memory()
+        return expired
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.aclose()

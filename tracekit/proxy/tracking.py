@@ -170,7 +170,15 @@ class ExchangeTracker:
         """Close the sessions idle for ``idle`` seconds (none mid-exchange): a failed turn's model call is
         written, the trace finished and closed, the observer told (``close``), every index forgets them.
         Returns how many expired. A named session that comes back continues in a new file (``sessions``)."""
-        cutoff = (time.monotonic() if now is None else now) - idle
+        count = self._close_idle((time.monotonic() if now is None else now) - idle)
+        if count:
+            # Only now: the expired sessions were still referenced inside ``_close_idle``, and what is freed
+            # after the collection and the trim would stay (freelists, heap holes) until the next expiry.
+            release_memory()
+        return count
+
+    def _close_idle(self, cutoff: float) -> int:
+        """Close and forget the sessions idle since ``cutoff``; how many."""
         expired = [session for session in self.registry.sessions
                    if session.last_active <= cutoff and session.in_flight == 0]  # fmt: skip
         if not expired:
@@ -192,7 +200,6 @@ class ExchangeTracker:
         self.registry.forget(expired)
         if not self.registry.sessions:
             SEEN_MESSAGES.clear()  # (a cache of what the sessions sent: nothing in it can hit any more)
-        release_memory()
         return len(expired)
 
     def close(self) -> None:
