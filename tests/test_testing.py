@@ -211,17 +211,19 @@ def test_anthropic_parallel_tool_calls_get_distinct_counter_ids() -> None:
 # -- errors, retries, faults ---------------------------------------------------------------------------------
 
 
-def test_anthropic_sdk_retries_529_when_told_to_and_the_fake_records_every_attempt() -> None:
+def test_anthropic_sdk_retries_529_when_told_to_and_the_fake_records_every_attempt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     script = [error_reply(529, should_retry=True, retry_after_ms=5)] * 2 + [text_reply("好了")]
+    waits: list[float] = []
+    monkeypatch.setattr(anthropic._base_client.time, "sleep", waits.append)  # the SDK's wait between tries
     with FakeUpstream(script) as up:
-        started = time.monotonic()
         message = anthropic_client(up, max_retries=3).messages.create(
             model=MODEL, max_tokens=10, messages=USER
         )
-        elapsed = time.monotonic() - started
     assert message.content[0].type == "text" and message.content[0].text == "好了"
     assert [request.retry_count for request in up.requests] == [0, 1, 2]
-    assert elapsed < 2  # retry-after-ms was honoured instead of the SDK's own backoff
+    assert waits == [0.005, 0.005]  # retry-after-ms was honoured instead of the SDK's own backoff (0.5 s and up)
 
 
 def test_anthropic_sdk_does_not_retry_when_x_should_retry_is_false() -> None:
