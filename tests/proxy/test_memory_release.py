@@ -111,3 +111,21 @@ def test_expired_sessions_are_freed_before_memory_is_released(tmp_path: Path, mo
         expiring.extend(weakref.ref(session) for session in proxy.proxy.tracker.sessions)
         assert proxy.expire_idle(0) == 3
     assert len(expiring) == 3 and alive_at_release == [0]
+
+
+def test_an_explicit_expiry_drops_the_sweep_timer_made_while_sessions_were_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The periodic sweep's timer, armed while the sessions were served, is cancelled before the release (so
+    the release drops it with the other cancelled timers) and a new one is armed after it."""
+    cancelled_at_release: list[bool] = []
+    with recording(lambda request: "好的。", tmp_path / "rec") as (_, proxy):
+        served = proxy.proxy
+        sweeper = served._sweeper
+        assert sweeper is not None and not sweeper.done()
+        monkeypatch.setattr(tracking, "release_memory", lambda: cancelled_at_release.append(sweeper.cancelled()))
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="tk-memory-key-0003", max_retries=0)
+        client.messages.create(model="claude-x", max_tokens=16, messages=[{"role": "user", "content": "你好"}])
+        assert proxy.expire_idle(0) == 1
+        assert cancelled_at_release == [True]
+        assert served._sweeper is not sweeper and served._sweeper is not None and not served._sweeper.done()

@@ -112,6 +112,7 @@ class Proxy(AnswerNotifier):
         self._stopping = False
         self._in_flight: set[asyncio.Task[object]] = set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._sweeping = False
         self.slow_bodies = 0
         """Requests whose body did not arrive within ``header_timeout`` (answered 408, connection closed)."""
 
@@ -141,10 +142,29 @@ class Proxy(AnswerNotifier):
         idle = self.config.session_idle_timeout
         while True:
             await asyncio.sleep(min(max(idle / 4, 0.05), 30.0))
-            await self.expire_idle()
+            self._sweeping = True
+            try:
+                await self._expire(None)
+            finally:
+                self._sweeping = False
 
     async def expire_idle(self, idle: float | None = None) -> int:
-        """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``); how many."""
+        """Close the sessions idle for ``idle`` seconds (default ``session_idle_timeout``) now; how many.
+
+        The periodic sweep, if it is waiting, starts its wait again after this, as it does after each expiry of
+        its own: its timer, made while the sessions were served, would otherwise keep the memory around it from
+        being given back (``memory_release``)."""
+        waiting = self._sweeper if self._sweeper is not None and not self._sweeping else None
+        if waiting is not None:
+            waiting.cancel()
+            await asyncio.wait({waiting})  # its timer is cancelled now, and dropped by the release
+        try:
+            return await self._expire(idle)
+        finally:
+            if waiting is not None and not self._closed:
+                self._sweeper = asyncio.create_task(self._sweep())
+
+    async def _expire(self, idle: float | None) -> int:
         await self.tracker.drain()  # (recordings scheduled first: then nothing awaits until they are closed)
         expired = self.tracker.expire(self.config.session_idle_timeout if idle is None else idle)
         if expired and not self.tracker.sessions and not self._in_flight and self.upstream is not None:
