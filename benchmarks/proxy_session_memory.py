@@ -9,6 +9,9 @@ instead of growing. Run it twice::
 
     python benchmarks/proxy_session_memory.py --sessions 20000
     python benchmarks/proxy_session_memory.py --sessions 20000 --guard
+
+The process runs with ``PYTHONMALLOC=malloc``, as ``tracekit record`` does (``tracekit.cli.entry`` says why);
+``--allocator pymalloc`` measures CPython's default allocator instead.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -68,7 +72,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20000)
     parser.add_argument("--guard", action="store_true", help="with the live guard (default detectors)")
+    parser.add_argument("--allocator", choices=("malloc", "pymalloc"), default="malloc",
+                        help="PYTHONMALLOC of this process: malloc, as `tracekit record` runs (tracekit.cli.entry), "
+                             "or CPython's default pymalloc")  # fmt: skip
     args = parser.parse_args()
+    if os.environ.get("PYTHONMALLOC") != args.allocator:  # fixed at start-up: run again, as tracekit record does
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, "PYTHONMALLOC": args.allocator})
     # The fake upstream runs in a process of its own (it keeps every request): RSS here is the proxy's.
     upstream = subprocess.Popen([sys.executable, "-c", _UPSTREAM], stdout=subprocess.PIPE, text=True)
     assert upstream.stdout is not None
@@ -91,7 +100,7 @@ def main() -> None:
                 rounds.append((took, full, expired, _rss()))
     upstream.terminate()
     upstream.wait(timeout=10)
-    print(f"{'guard' if args.guard else 'record'}: RSS baseline {baseline:.0f} MB")
+    print(f"{'guard' if args.guard else 'record'} (PYTHONMALLOC={args.allocator}): RSS baseline {baseline:.0f} MB")
     for number, (took, full, expired, after) in enumerate(rounds, 1):
         per = (full - baseline) * 1024 / args.sessions
         print(f"  round {number}: {args.sessions} sessions in {took:.1f} s; with them {full:.0f} MB ({per:.1f} kB "

@@ -1,5 +1,5 @@
 """``python -m tracekit``: the same as the ``tracekit`` command."""
 
-from tracekit.cli.main import cli
+from tracekit.cli.entry import main
 
-cli(prog_name="tracekit")
+main()
