@@ -20,7 +20,7 @@ class UngroundedArgument(DetectorStream):
         self.generic = bool(options.get("generic_names", True))
         self.found: list[Finding] = []
         self._seen = _SeenResults()
-        self._by_key: dict[str, list[tuple[str, Any]]] = {}  # identical calls have identical identifier arguments
+        self._by_key: dict[str, list[tuple[str, Any, str]]] = {}  # identical calls have identical identifier arguments
         self._in_results: set[str] = set()  # values found in the results: still there for later calls
 
     def observe(self, node: CallNode) -> list[Finding]:
@@ -40,7 +40,7 @@ class UngroundedArgument(DetectorStream):
         finding = None
         if arguments:
             results = seen.before(node)
-            ungrounded = [(path, value) for path, value in arguments if not self._grounded(value, node, results)]
+            ungrounded = [(path, value) for path, value, text in arguments if not self._grounded(text, node, results)]
             if ungrounded:
                 finding = _finding(node, ungrounded)
                 self.found.append(finding)
@@ -50,11 +50,10 @@ class UngroundedArgument(DetectorStream):
     def finish(self) -> list[Finding]:
         return self.found
 
-    def _grounded(self, value: Any, node: CallNode, results: str) -> bool:
+    def _grounded(self, text: str, node: CallNode, results: str) -> bool:
         # Results are searched as the text the model read (JSON included): a value occurs when it appears
         # there as a whole token, which covers 110000 in {"city_id": 110000} and "tb_001" in a list.
-        text = scalar_text(value)
-        if text is None or text in self._in_results:
+        if text in self._in_results:
             return True
         if occurs_in(text, results):
             self._in_results.add(text)  # the results seen only grow
@@ -69,7 +68,8 @@ def _finding(node: CallNode, ungrounded: list[tuple[str, Any]]) -> Finding:
                         "the user instead of guessing it.")  # fmt: skip
 
 
-def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool) -> list[tuple[str, Any]]:
+def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool) -> list[tuple[str, Any, str]]:
+    """The identifier arguments of a call with a text (``scalar_text``), as (path, value, text)."""
     arguments = node.arguments
     if not isinstance(arguments, dict):
         return []
@@ -83,7 +83,7 @@ def _identifier_arguments(node: CallNode, context: DetectorContext, named: bool)
         for path, leaf in leaves(arguments):
             if is_identifier_name(path):
                 found.setdefault(path, leaf)
-    return [(path, value) for path, value in found.items() if scalar_text(value)]
+    return [(path, value, text) for path, value in found.items() if (text := scalar_text(value))]
 
 
 class _SeenResults:
