@@ -6,7 +6,7 @@ is gone. A recording proxy serving a burst of sessions also makes a few objects 
 HTTP date header cached by aiohttp, a counter's new value), and each keeps its whole arena: after 20,000 idle
 sessions expired, RSS stayed 7-15 MB above its baseline. With the C allocator a survivor keeps its 4 KiB
 page, and ``malloc_trim`` (``tracekit.proxy.memory_release``) returns the rest: RSS comes back within 3-4 MB
-(``benchmarks/results/proxy_attacks.md`` section 6). The cost is about a tenth more CPU per request under load,
+(``benchmarks/results/proxy_attacks.md`` section 6). The cost is 6-16% more CPU per request under load,
 which a proxy waiting seconds for each model answer does not feel.
 
 The allocator is fixed when the interpreter starts, so ``tracekit record`` executes itself again, once, with
