@@ -175,6 +175,7 @@ def _server_side() -> tuple[Callable[..., Coroutine[Any, Any, None]], type[Loadi
     """``serve`` and ``LoadingProxy``: aiohttp's side of serving, about 0.3 s of import that replay spends
     answering health at its front door (issue 31 item 5). Nothing of the proxy imports this module, so the
     late import hides no cycle."""
+    # aiohttp's 0.3 s of import, made after replay's port answers (tracekit.proxy.front_door).
     from tracekit.proxy.loading import LoadingProxy
     from tracekit.proxy.runner import serve
 
