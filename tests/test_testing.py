@@ -216,7 +216,13 @@ def test_anthropic_sdk_retries_529_when_told_to_and_the_fake_records_every_attem
 ) -> None:
     script = [error_reply(529, should_retry=True, retry_after_ms=5)] * 2 + [text_reply("好了")]
     waits: list[float] = []
-    monkeypatch.setattr(anthropic._base_client.time, "sleep", waits.append)  # the SDK's wait between tries
+    chosen = anthropic._base_client.SyncAPIClient._calculate_retry_timeout
+
+    def recorded(client: Any, *args: Any, **kwargs: Any) -> float:  # the wait the SDK chose before each retry
+        waits.append(chosen(client, *args, **kwargs))
+        return waits[-1]
+
+    monkeypatch.setattr(anthropic._base_client.SyncAPIClient, "_calculate_retry_timeout", recorded)
     with FakeUpstream(script) as up:
         message = anthropic_client(up, max_retries=3).messages.create(
             model=MODEL, max_tokens=10, messages=USER
