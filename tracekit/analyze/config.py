@@ -95,7 +95,7 @@ def parse_detector_option(text: str) -> tuple[str, str, Any]:
     # YAML is imported only when an option or a config file is given: it costs 40 ms of analyze's start-up.
     import yaml
 
-    from tracekit.safe_yaml import SafeLoader
+    from tracekit.safe_yaml import SafeLoader  # with PyYAML, for the same reason
 
     try:
         value = yaml.load(raw, Loader=SafeLoader) if raw.strip() else ""

@@ -108,8 +108,8 @@ class RunningProxy(ThreadServed):
     """A proxy serving from a background thread (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        # The proxy's modules load when one is made: this module is on tracekit replay's start-up path, which
-        # builds its proxy in the background (tracekit.proxy.loading).
+        # The proxy's modules (providers, record models: a few tenths of a second) load when one is made, not when
+        # tracekit.proxy.serve is imported for a LoadingProxy that builds its proxy in the background.
         from tracekit.proxy.server import Proxy
 
         self.proxy = Proxy(config)
