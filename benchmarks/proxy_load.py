@@ -22,6 +22,7 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Mapping
 from typing import Any
 
 #: Requests per agent session before the connection starts a new one.
@@ -132,8 +133,11 @@ class Client:
                 self.session, self.turn = self.session + 1, 0
 
 
-def cpu_seconds(pid: int | None) -> float:
-    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; 0 elsewhere or without one)."""
+def cpu_seconds(pid: int | list[int] | None) -> float:
+    """User + system CPU seconds of process ``pid`` (or of the processes of a list) so far (Linux ``/proc``; 0
+    elsewhere or without one)."""
+    if isinstance(pid, list):
+        return sum(cpu_seconds(one) for one in pid)
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
@@ -150,10 +154,10 @@ async def measure_load(
     warmup: int,
     stream: bool,
     route: str,
-    pids: dict[str, int],
+    pids: Mapping[str, int | list[int]],
 ) -> dict[str, dict[str, Any]]:
     """Run the rounds (see the module docstring); per target its rate, latency percentiles (ms) and, for the
-    targets whose process id ``pids`` gives, that process's CPU milliseconds per request."""
+    targets whose process id (or ids) ``pids`` gives, those processes' CPU milliseconds per request."""
     clients = {name: [Client(i, port) for i in range(concurrency)] for name, port in targets.items()}
     names = list(targets)
     rates: dict[str, list[float]] = {name: [] for name in names}
