@@ -28,18 +28,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy_load import measure_load  # sibling scripts
-from proxy_targets import SCRIPT
+from proxy_load import add_load_options, run_load  # sibling scripts
+from proxy_targets import start_forwarder, start_upstream, started, stop_all
 
 RECORD = "tracekit record"
 REMOVED = "recording removed"
@@ -51,6 +49,7 @@ FORWARDER = "bare aiohttp forwarder"
 def serve_variant(recording: bool, reuse_port: bool, argv: list[str]) -> None:
     """Run ``tracekit record ARGV`` in this process, its recording removed or its socket shared (see the
     module docstring)."""
+    # (in the serving child only: the parent measures, and imports nothing of tracekit)
     from tracekit.cli import cli
     from tracekit.proxy import launch
     from tracekit.proxy.recorder import Recorder
@@ -69,23 +68,9 @@ def serve_variant(recording: bool, reuse_port: bool, argv: list[str]) -> None:
     cli(["record", *argv], prog_name="tracekit")
 
 
-def started(
-    command: list[str], processes: list[subprocess.Popen], env: dict[str, str] | None = None
-) -> tuple[int, int]:
-    """Start a proxy that prints its URL first; its pid and port."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-    processes.append(process)
-    assert process.stdout is not None
-    return process.pid, int(process.stdout.readline().rsplit(":", 1)[1])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stream", action="store_true", help="SSE answers instead of JSON.")
-    parser.add_argument("--route", default="/v1/messages", help="/v1/messages or /v1/responses.")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--per-connection", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=6)
+    add_load_options(parser)
     parser.add_argument("--serve", choices=["removed", "shared", "shared-removed"], help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.serve:
@@ -94,12 +79,8 @@ def main() -> int:
     env = {**os.environ, "PYTHONMALLOC": os.environ.get("PYTHONMALLOC", "malloc")}
     processes: list[subprocess.Popen] = []
     with tempfile.TemporaryDirectory() as scratch:
-        port_file = Path(scratch) / "port"
-        processes.append(subprocess.Popen([sys.executable, str(SCRIPT), "--serve-upstream", str(port_file)]))
         try:
-            while not port_file.exists() or not port_file.read_text():
-                time.sleep(0.05)
-            upstream = f"http://127.0.0.1:{int(port_file.read_text())}"
+            upstream = start_upstream(Path(scratch), processes)
 
             def record(name: str, serve: str | None, port: int = 0) -> tuple[int, int]:
                 argv = ["--upstream", upstream, "--port", str(port), "--out", str(Path(scratch) / name)]
@@ -117,16 +98,11 @@ def main() -> int:
                 first, port = record(name.replace(" ", "-").replace(",", "") + "-1", serve)
                 second, _ = record(name.replace(" ", "-").replace(",", "") + "-2", serve, port)
                 pids[name], ports[name] = [first, second], port
-            forwarder = [sys.executable, str(SCRIPT), "--serve-forwarder", upstream.rsplit(":", 1)[1]]
-            pid, ports[FORWARDER] = started(forwarder, processes)
+            pid, ports[FORWARDER] = start_forwarder(upstream, processes)
             pids[FORWARDER] = [pid]
-            load = measure_load(ports, args.concurrency, args.per_connection, args.rounds, 2, args.stream, args.route,
-                                pids)  # fmt: skip
-            results = asyncio.run(load)
+            results = run_load(ports, pids, args)
         finally:
-            for process in reversed(processes):
-                process.terminate()
-                process.wait(timeout=30)
+            stop_all(processes)
     kind = f"{args.route} {'SSE' if args.stream else 'JSON'}"
     forwarder_rate = results[FORWARDER]["rate"]
     print(f"| target ({kind}, c{args.concurrency}) | req/s (median) | x forwarder | CPU ms/req |\n|---|---|---|---|")

@@ -15,62 +15,39 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy_load import measure_load  # sibling scripts
-from proxy_targets import SCRIPT
-
-
-def started(command: list[str], processes: list[subprocess.Popen]) -> tuple[int, int]:
-    """Start a proxy that prints its URL first; its pid and port."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    processes.append(process)
-    assert process.stdout is not None
-    return process.pid, int(process.stdout.readline().rsplit(":", 1)[1])
+from proxy_load import add_load_options, run_load  # sibling scripts
+from proxy_targets import start_forwarder, start_upstream, started, stop_all
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--other", required=True, help="The tracekit executable of the build to compare with.")
-    parser.add_argument("--stream", action="store_true", help="SSE answers instead of JSON.")
-    parser.add_argument("--route", default="/v1/messages", help="/v1/messages or /v1/responses.")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--per-connection", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=6)
+    add_load_options(parser)
     args = parser.parse_args()
     this = shutil.which("tracekit")
     if this is None:
         raise SystemExit("no tracekit on PATH")
     processes: list[subprocess.Popen] = []
     with tempfile.TemporaryDirectory() as scratch:
-        port_file = Path(scratch) / "port"
-        processes.append(subprocess.Popen([sys.executable, str(SCRIPT), "--serve-upstream", str(port_file)]))
         try:
-            while not port_file.exists() or not port_file.read_text():
-                time.sleep(0.05)
-            upstream = f"http://127.0.0.1:{int(port_file.read_text())}"
+            upstream = start_upstream(Path(scratch), processes)
             builds = {"this build": this, "other build": args.other}
             pids, ports = {}, {}
             for name, executable in builds.items():
                 out = str(Path(scratch) / name.replace(" ", "-"))
                 pids[name], ports[name] = started([executable, "record", "--upstream", upstream, "--port", "0",
                                                    "--out", out], processes)  # fmt: skip
-            forwarder = [sys.executable, str(SCRIPT), "--serve-forwarder", upstream.rsplit(":", 1)[1]]
-            pids["forwarder"], ports["forwarder"] = started(forwarder, processes)
-            load = measure_load(ports, args.concurrency, args.per_connection, args.rounds, 2, args.stream, args.route,
-                                pids)  # fmt: skip
-            results = asyncio.run(load)
+            pids["forwarder"], ports["forwarder"] = start_forwarder(upstream, processes)
+            results = run_load(ports, pids, args)
         finally:
-            for process in reversed(processes):
-                process.terminate()
-                process.wait(timeout=30)
+            stop_all(processes)
     kind = f"{args.route} {'SSE' if args.stream else 'JSON'}"
     print(f"| target ({kind}, c{args.concurrency}) | req/s (median) | CPU ms/req |\n|---|---|---|")
     for name, row in results.items():

@@ -15,6 +15,7 @@ request (JSON: the whole body; SSE: the first event and the whole stream).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -185,6 +186,25 @@ async def measure_load(
                    "requests": len(ends[name]),
                    "cpu_ms": 1000 * cpu[name] / len(ends[name]) if pids.get(name) else None}
             for name in names}  # fmt: skip
+
+
+def add_load_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a side-by-side load run: answers, route, connections, requests per round, rounds."""
+    parser.add_argument("--stream", action="store_true", help="SSE answers instead of JSON.")
+    parser.add_argument("--route", default="/v1/messages", help="/v1/messages or /v1/responses.")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--per-connection", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=6)
+
+
+def run_load(
+    ports: dict[str, int], pids: Mapping[str, int | list[int]], options: argparse.Namespace
+) -> dict[str, dict[str, Any]]:
+    """``measure_load`` of the targets with the options of ``add_load_options`` (two warm-up requests a
+    connection)."""
+    load = measure_load(ports, options.concurrency, options.per_connection, options.rounds, 2, options.stream,
+                        options.route, pids)  # fmt: skip
+    return asyncio.run(load)
 
 
 def percentile(values: list[float], q: float) -> float:

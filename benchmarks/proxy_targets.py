@@ -204,6 +204,37 @@ def start_targets(
     return proxies, notes
 
 
+def started(
+    command: list[str], processes: list[subprocess.Popen], env: dict[str, str] | None = None
+) -> tuple[int, int]:
+    """Start a proxy that prints its URL first (appended to ``processes``); its pid and port."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    processes.append(process)
+    assert process.stdout is not None
+    return process.pid, int(process.stdout.readline().rsplit(":", 1)[1])
+
+
+def start_upstream(scratch: Path, processes: list[subprocess.Popen]) -> str:
+    """Start the upstream (``--serve-upstream``, appended to ``processes``); its URL once it listens."""
+    port_file = scratch / "port"
+    processes.append(subprocess.Popen([sys.executable, str(SCRIPT), "--serve-upstream", str(port_file)]))
+    while not port_file.exists() or not port_file.read_text():
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{int(port_file.read_text())}"
+
+
+def start_forwarder(upstream: str, processes: list[subprocess.Popen]) -> tuple[int, int]:
+    """Start the bare aiohttp forwarder in front of ``upstream`` (appended to ``processes``); its pid and port."""
+    return started([sys.executable, str(SCRIPT), "--serve-forwarder", upstream.rsplit(":", 1)[1]], processes)
+
+
+def stop_all(processes: list[subprocess.Popen]) -> None:
+    """Stop the processes, the last started first (a proxy before its upstream)."""
+    for process in reversed(processes):
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def free_port() -> int:
     """A loopback port free now (mitmdump takes a port number, not 0)."""
     with socket.socket() as sock:
