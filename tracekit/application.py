@@ -46,7 +46,8 @@ def load_case_set(cases_dir: str | Path) -> CaseSet:
     """The case library of a folder or URL (``--cases``), loaded the one time a command needs it: what analysis
     and the reports need of it, with the case files that did not load (``CaseSet.left_out``; one bad case file
     never stops the others). ``CaseError`` with every problem when nothing loads."""
-    # The case library's code (the cases' models, YAML) is imported only when a command is given --cases.
+    # Lazy: the case library's code (the cases' models, PyYAML) loads only when a command is given --cases.
+    # Neither module imports tracekit.application: no cycle.
     from tracekit.cases.loader import collect_library
     from tracekit.cases.yaml_source import problems_error
 
@@ -72,7 +73,8 @@ def kept_judge(
         return None, ("note: no kept judge verdicts (no judge/ folder in or above "
                       f"{', '.join(map(str, paths))}): cases scored by the judge stay pending; "
                       "give --judge-store DIR or --judge-model MODEL")  # fmt: skip
-    # The judge package (the SDK clients, the proxy) is imported only when there is a judge to make.
+    # Lazy: the judge package (the anthropic and openai SDKs, the proxy, aiohttp) loads only when there is a judge
+    # to make. It does not import tracekit.application: no cycle.
     from tracekit.judge import JudgeConfig, JudgeError, judge_hook
 
     try:
@@ -94,9 +96,10 @@ def diagnosis_judge(
     """The judge over the evidence (``--diagnose-model``): the provider of ``AnalyzeSettings.diagnosis_judge``
     and a note; its answers are kept in the same store as the case judge's. ``OptionsError`` for a model that
     cannot judge."""
-    # The judge package (the SDK clients, the proxy) is imported only when a judge is asked for.
+    # Lazy: the judge package (the anthropic and openai SDKs, the proxy, aiohttp) loads only when a judge is asked
+    # for. It does not import tracekit.application: no cycle.
     from tracekit.judge import JudgeConfig, JudgeError
-    from tracekit.judge.critical_step import STORE_FOLDER, diagnosis_hook  # same reason
+    from tracekit.judge.critical_step import STORE_FOLDER, diagnosis_hook
 
     try:
         config = JudgeConfig(model=model, store=store or find_judge_store(paths) or _new_store(paths),

@@ -57,7 +57,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not cases_dir:
         return
     recordings = config.getoption("tracekit_recordings")
-    # The case models and YAML load only in a session given --tracekit-cases (the plugin loads in every pytest run).
+    # Lazy: the case models and PyYAML load only in a session given --tracekit-cases (the plugin loads in every
+    # pytest run). The loader does not import the plugin: no cycle.
     from tracekit.cases.loader import load_cases
 
     try:
@@ -95,7 +96,8 @@ class RecordedVerdicts:
         return self._runs.get(case_id, [])
 
     def _analyze(self) -> dict[str, list[Run]]:
-        # Analysis and the report's ordering load when a test first asks for runs, not in every pytest run.
+        # Lazy: analysis (the detectors, the results models, pydantic) and the report's ordering load when a test
+        # first asks for runs, not in every pytest run. None of them imports the plugin: no cycle.
         from tracekit.analyze.results import build_results
         from tracekit.application import Analysis
         from tracekit.report.run_order import runs_from_results, sort_runs

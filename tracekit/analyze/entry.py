@@ -105,7 +105,8 @@ def analyze_trace(
     problems = [str(problem) for problem in trace.problems]
     case = binding = None
     if library is not None:
-        from tracekit.analyze.binding import bind_case, bind_history  # with --cases only (see the imports)
+        # Lazy, with --cases only: the case models (see the imports); binding does not import this module.
+        from tracekit.analyze.binding import bind_case, bind_history
 
         case, problem = bind_case(trace, library.cases, settings.case_id)
         if problem is not None:
@@ -120,7 +121,8 @@ def analyze_trace(
     graph, findings = detect(trace, options, history_messages=history, catalog=catalog, case=case)
     verdict = None
     if case is not None:
-        from tracekit.analyze.binding import CaseRun  # with --cases only (see the imports)
+        # Lazy, with --cases only: the case models and the seeds' scoring (see the imports); neither imports this.
+        from tracekit.analyze.binding import CaseRun
         from tracekit.analyze.verdict import build_verdict
 
         run = CaseRun(trace, case, graph, history, catalog, binding.problem if binding is not None else None)

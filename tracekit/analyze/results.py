@@ -102,7 +102,8 @@ class RunOutcome:
         """The whole results document in memory (needs ``keep_results``)."""
         if self.traces is None:
             raise ValueError("the entries were not kept: analyze with AnalyzeSettings(keep_results=True)")
-        from tracekit.results.model import Results  # the results models (see the note at the imports)
+        # Lazy: the pydantic results models (see the note at the imports); they do not import this module.
+        from tracekit.results.model import Results
 
         return Results(tracekit=__version__, traces=self.traces, problems=self.problems, summary=self.summary)
 

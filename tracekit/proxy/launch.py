@@ -55,7 +55,7 @@ def match_rules(directory: Path, ignore: Iterable[str], builtin: bool = True) ->
             text = config_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ProxySetupError(f"{where}: cannot read it ({exc})") from exc
-        # Imported here: PyYAML costs ~50 ms of the replay start-up (issue 31 item 5), and most recordings have
+        # Lazy: PyYAML costs ~50 ms of the replay start-up (issue 31 item 5), and most recordings have
         # no replay.yaml. safe_yaml imports nothing of the proxy, so this hides no cycle.
         from tracekit.safe_yaml import safe_load_yaml
 
@@ -79,7 +79,8 @@ def case_config(path: Path | None) -> InterceptConfig | None:
     """The intercepts and faults of ``--case FILE`` (None without it); a bad file raises a ``TracekitError``."""
     if path is None:
         return None
-    # The case library loads only with --case (tracekit replay's start-up does without it).
+    # Lazy: the case library (its models, PyYAML) loads only with --case; replay's start-up does without it.
+    # tracekit.intercepts does not import this module: no cycle.
     from tracekit.intercepts import load_intercept_config
 
     return load_intercept_config(path)
@@ -88,8 +89,8 @@ def case_config(path: Path | None) -> InterceptConfig | None:
 def build_proxy(config: ProxyConfig) -> Proxy:
     """The proxy for ``config`` (replay: its recordings loaded); a ``ProxySetupError`` for what it cannot start
     with."""
-    # The proxy's modules (aiohttp's client, the providers, the record models) load here, in replay's background
-    # build, after the port is open (tracekit.proxy.loading).
+    # Lazy: the proxy's modules (aiohttp's client, the providers, the record models) load here, in replay's
+    # background build, after the port is open (tracekit.proxy.loading). server does not import launch: no cycle.
     from tracekit.proxy.server import Proxy
 
     try:
@@ -175,7 +176,8 @@ def _server_side() -> tuple[Callable[..., Coroutine[Any, Any, None]], type[Loadi
     """``serve`` and ``LoadingProxy``: aiohttp's side of serving, about 0.3 s of import that replay spends
     answering health at its front door (issue 31 item 5). Nothing of the proxy imports this module, so the
     late import hides no cycle."""
-    # aiohttp's 0.3 s of import, made after replay's port answers (tracekit.proxy.front_door).
+    # Lazy: aiohttp's 0.3 s of import, made after replay's port answers (tracekit.proxy.front_door); no cycle, as
+    # the docstring says.
     from tracekit.proxy.loading import LoadingProxy
     from tracekit.proxy.runner import serve
 

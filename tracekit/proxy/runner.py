@@ -108,8 +108,9 @@ class RunningProxy(ThreadServed):
     """A proxy serving from a background thread (see the module docstring)."""
 
     def __init__(self, config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        # The proxy's modules (providers, record models: a few tenths of a second) load when one is made, not when
-        # tracekit.proxy.serve is imported for a LoadingProxy that builds its proxy in the background.
+        # Lazy: the proxy's modules (providers, record models: a few tenths of a second) load when one is made, not
+        # when this module is imported for a LoadingProxy that builds its proxy in the background. server does not
+        # import runner: no cycle.
         from tracekit.proxy.server import Proxy
 
         self.proxy = Proxy(config)
