@@ -126,7 +126,7 @@ class _Waiting(asyncio.Protocol):
             if close:
                 self.transport.close()
                 return
-        if self.received and not (_HEAD_END not in self.received and _may_ask_health(self.received)):
+        if self.received and (_HEAD_END in self.received or not _may_ask_health(self.received)):
             # A request for the proxy itself: it waits, unread past what came, for the real server.
             self.transport.pause_reading()
             self.door.held.set()
@@ -153,7 +153,8 @@ class _Waiting(asyncio.Protocol):
             transport.resume_reading()
 
 
-_HEALTH_LINES = tuple(method + b" " + HEALTH_PATH.encode() for method in (b"GET", b"HEAD"))
+_HEALTH_PATH = HEALTH_PATH.encode()
+_HEALTH_LINES = tuple(method + b" " + _HEALTH_PATH for method in (b"GET", b"HEAD"))
 
 
 def _may_ask_health(received: bytearray) -> bool:
@@ -169,7 +170,7 @@ def _may_ask_health(received: bytearray) -> bool:
 def _asks_health(line: bytes) -> bool:
     """Whether a request line is ``GET`` or ``HEAD`` of the health path."""
     method, _, rest = line.partition(b" ")
-    return method in (b"GET", b"HEAD") and rest.partition(b" ")[0].partition(b"?")[0] == HEALTH_PATH.encode()
+    return method in (b"GET", b"HEAD") and rest.partition(b" ")[0].partition(b"?")[0] == _HEALTH_PATH
 
 
 def _health_request(head: bytes) -> tuple[bytes, bool] | None:

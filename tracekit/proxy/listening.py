@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
-import sys
 from collections.abc import Callable
 
 from tracekit.errors import TracekitError
@@ -69,13 +68,11 @@ def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-
 def announce_to_stdout(mode: str) -> Callable[[str], None]:
     """Print ``tracekit <mode>: listening on URL`` and flush."""
 
     def announce(url: str) -> None:
         print(f"tracekit {mode}: listening on {url}", flush=True)
-        sys.stdout.flush()
 
     return announce
 
